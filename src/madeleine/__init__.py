@@ -1,0 +1,19 @@
+"""Madeleine: memory for AI agents that surfaces by itself."""
+
+from madeleine.api import AsyncMemory, Memory
+from madeleine.config import Settings
+from madeleine.errors import EmbedderMismatchError, MadeleineError, StoreClosedError
+from madeleine.records import AddResult, Context, Hit
+
+__all__ = [
+    "AddResult",
+    "AsyncMemory",
+    "Context",
+    "EmbedderMismatchError",
+    "Hit",
+    "MadeleineError",
+    "Memory",
+    "Settings",
+    "StoreClosedError",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,32 @@
+"""The seam between Madeleine and any sentence embedder."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Maps texts to L2-normalized float32 vectors; ``name`` and ``dim`` are stored with the data."""
+
+    name: str
+    dim: int
+
+    def embed_passages(self, texts: Sequence[str]) -> Vectors: ...
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors: ...
+
+
+def normalize_rows(vectors: npt.NDArray[np.floating]) -> Vectors:
+    """L2-normalize each row; zero rows stay zero instead of becoming NaN."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(matrix / norms, dtype=np.float32)

@@ -1,0 +1,15 @@
+"""Exceptions raised by Madeleine; all derive from the builtin type a caller would expect."""
+
+from __future__ import annotations
+
+
+class MadeleineError(Exception):
+    """Base class for Madeleine-specific errors."""
+
+
+class EmbedderMismatchError(MadeleineError):
+    """The store was built with another embedder; mixing vectors would silently corrupt search."""
+
+
+class StoreClosedError(MadeleineError):
+    """The Memory was closed and can no longer be used."""

@@ -1,0 +1,1 @@
+"""Read path: query analysis, recall channels, fusion and context assembly. No LLM here."""

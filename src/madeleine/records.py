@@ -1,0 +1,94 @@
+"""Typed records that cross the public API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One raw input in the append-only log."""
+
+    id: int
+    user_id: str
+    session_id: str
+    kind: str
+    role: str
+    name: str | None
+    content: str
+    occurred_at: datetime
+    recorded_at: datetime
+    external_id: str | None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """A retrievable passage: one focus turn plus its contextual prefix."""
+
+    id: int
+    user_id: str
+    session_id: str
+    kind: str
+    text: str
+    prefix: str
+    context: str
+    event_ids: tuple[int, ...]
+    source_ids: tuple[str, ...]
+    speaker: str | None
+    occurred_at: datetime
+
+
+@dataclass(slots=True)
+class Hit:
+    """One search result; ``explain`` holds each channel's rank and score plus the fused score."""
+
+    id: str
+    kind: str
+    text: str
+    score: float
+    timestamp: datetime
+    source_ids: list[str]
+    session_id: str
+    speaker: str | None
+    explain: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "text": self.text,
+            "score": self.score,
+            "timestamp": self.timestamp.isoformat(),
+            "source_ids": list(self.source_ids),
+            "session_id": self.session_id,
+            "speaker": self.speaker,
+            "explain": self.explain,
+        }
+
+
+@dataclass(slots=True)
+class Context:
+    """What ``Memory.context`` hands an agent: packed text within a token budget."""
+
+    text: str
+    items: list[Hit]
+    tokens: int
+    budget_tokens: int
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    """What ``Memory.add`` acknowledges: every message is durably in the log when this returns."""
+
+    added: list[int]
+    duplicates: list[int]
+
+    @property
+    def count(self) -> int:
+        return len(self.added)

@@ -1,0 +1,78 @@
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+-- The append-only log: the source of truth every index is rebuilt from.
+CREATE TABLE IF NOT EXISTS events (
+    id           INTEGER PRIMARY KEY,
+    user_id      TEXT NOT NULL,
+    session_id   TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    role         TEXT NOT NULL,
+    name         TEXT,
+    content      TEXT NOT NULL,
+    metadata     TEXT NOT NULL DEFAULT '{}',
+    occurred_at  REAL NOT NULL,
+    recorded_at  REAL NOT NULL,
+    content_hash TEXT NOT NULL,
+    external_id  TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS events_external ON events(user_id, external_id)
+    WHERE external_id IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS events_hash ON events(user_id, content_hash);
+CREATE INDEX IF NOT EXISTS events_session ON events(user_id, session_id, occurred_at, id);
+
+-- Durable work queue: written in the same transaction as the events it refers to.
+CREATE TABLE IF NOT EXISTS outbox (
+    id            INTEGER PRIMARY KEY,
+    event_id      INTEGER NOT NULL,
+    user_id       TEXT NOT NULL,
+    enqueued_at   REAL NOT NULL,
+    claimed_by    TEXT,
+    claimed_until REAL,
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    last_error    TEXT
+);
+CREATE INDEX IF NOT EXISTS outbox_event ON outbox(event_id);
+CREATE INDEX IF NOT EXISTS outbox_user ON outbox(user_id);
+
+-- One episode per turn: the turn, its contextual prefix and the turn it answers.
+CREATE TABLE IF NOT EXISTS episodes (
+    id               INTEGER PRIMARY KEY,
+    user_id          TEXT NOT NULL,
+    session_id       TEXT NOT NULL,
+    kind             TEXT NOT NULL,
+    focus_event_id   INTEGER NOT NULL UNIQUE,
+    context_event_id INTEGER,
+    event_ids        TEXT NOT NULL,
+    source_ids       TEXT NOT NULL,
+    speaker          TEXT,
+    prefix           TEXT NOT NULL,
+    body             TEXT NOT NULL,
+    context          TEXT NOT NULL,
+    occurred_at      REAL NOT NULL,
+    indexed_at       REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS episodes_user_time ON episodes(user_id, occurred_at);
+CREATE INDEX IF NOT EXISTS episodes_context ON episodes(context_event_id);
+
+CREATE TABLE IF NOT EXISTS episode_vectors (
+    episode_id INTEGER PRIMARY KEY,
+    user_id    TEXT NOT NULL,
+    vector     BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS episode_vectors_user ON episode_vectors(user_id, episode_id);
+
+-- Lexical index over analyzed terms; `scope` carries the user's key so scoping happens in the
+-- index itself, not in a filter applied afterwards.
+CREATE VIRTUAL TABLE IF NOT EXISTS episodes_fts USING fts5(
+    scope, body, context, tokenize = 'unicode61 remove_diacritics 0'
+);
+
+-- Per-user change counters: readers use them to refresh in-memory vector caches.
+CREATE TABLE IF NOT EXISTS user_state (
+    user_id        TEXT PRIMARY KEY,
+    added_gen      INTEGER NOT NULL DEFAULT 0,
+    changed_gen    INTEGER NOT NULL DEFAULT 0
+);

@@ -1,0 +1,1 @@
+"""Text processing: analyzers for lexical search, token counting, time parsing."""

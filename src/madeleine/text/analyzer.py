@@ -1,0 +1,148 @@
+"""Language-aware analysis into index terms for BM25.
+
+English: lower-casing, stop words, Snowball stemming. Korean: morphological analysis with
+MeCab-ko, keeping content morphemes (nouns, verb and adjective stems, roots, foreign words,
+numbers) and dropping particles and endings, so "부산으로" and "부산에서" both index "부산".
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Iterable
+from typing import Protocol
+
+import Stemmer
+
+log = logging.getLogger(__name__)
+
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+
+ENGLISH_STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can could did didn't do does doesn't doing don't
+    down during each few for from further had has have having he her here hers herself him
+    himself his how i i'm i've i'd i'll if in into is isn't it it's its itself just let's me
+    more most my myself no nor not of off on once only or other ought our ours ourselves out
+    over own same she should so some such than that that's the their theirs them themselves
+    then there there's these they they're this those through to too under until up very was
+    wasn't we we're were what what's when where which while who whom why with won't would
+    you you're your yours yourself yourselves s t ll ve re d m o y oh yeah yes ok okay hey hi
+    wow really also got get""".split()
+)
+
+# Content-bearing MeCab-ko part-of-speech tags (Sejong tag set).
+_KOREAN_KEEP = frozenset({"NNG", "NNP", "NNB", "NR", "NP", "VV", "VA", "XR", "SL", "SH", "SN", "MAG"})
+_KOREAN_DROP_NOUNS = frozenset({"것", "수", "등", "때", "거", "데", "중", "뿐", "듯"})
+
+
+class Analyzer(Protocol):
+    """Turns text into index terms; the same analyzer must serve indexing and querying."""
+
+    name: str
+
+    def terms(self, text: str) -> list[str]: ...
+
+
+class MultilingualAnalyzer:
+    """English + Korean analyzer; Korean runs through MeCab-ko when it is installed."""
+
+    name = "multi-v1"
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._mecab_available = _mecab_importable()
+        if not self._mecab_available:
+            log.warning(
+                "mecab-ko is not installed: Korean text is indexed by character bigrams, "
+                "which is less precise (pip install mecab-ko)"
+            )
+
+    def terms(self, text: str) -> list[str]:
+        if _HANGUL.search(text):
+            return self._korean_terms(text)
+        return self._english_terms(_WORD.findall(text))
+
+    def _stemmer(self) -> Stemmer.Stemmer:
+        stemmer = getattr(self._local, "stemmer", None)
+        if stemmer is None:
+            stemmer = Stemmer.Stemmer("english")
+            self._local.stemmer = stemmer
+        return stemmer
+
+    def _english_terms(self, words: Iterable[str]) -> list[str]:
+        kept: list[str] = []
+        for word in words:
+            lowered = word.lower().replace("’", "'")
+            if lowered.endswith("'s"):
+                lowered = lowered[:-2]
+            if lowered in ENGLISH_STOP_WORDS or not lowered:
+                continue
+            kept.append(lowered.replace("'", ""))
+        return [t for t in self._stemmer().stemWords(kept) if t]
+
+    def _tagger(self) -> object:
+        tagger = getattr(self._local, "tagger", None)
+        if tagger is None:
+            import mecab_ko
+
+            tagger = mecab_ko.Tagger()
+            self._local.tagger = tagger
+        return tagger
+
+    def _korean_terms(self, text: str) -> list[str]:
+        if not self._mecab_available:
+            return _bigram_terms(text) + self._english_terms(
+                w for w in _WORD.findall(text) if not _HANGUL.search(w)
+            )
+        parsed: str = self._tagger().parse(text)  # type: ignore[attr-defined]
+        terms: list[str] = []
+        latin: list[str] = []
+        for line in parsed.splitlines():
+            if "\t" not in line:
+                continue
+            surface, features = line.split("\t", 1)
+            fields = features.split(",")
+            tag = fields[0]
+            if tag == "SL":
+                latin.append(surface)
+                continue
+            if fields[4:5] == ["Inflect"] and len(fields) > 7:
+                # "갔" -> 가/VV/*+았/EP/*: index the stem, not the inflected form.
+                for part in fields[7].split("+"):
+                    pieces = part.split("/")
+                    if len(pieces) >= 2 and pieces[1] in _KOREAN_KEEP:
+                        terms.append(pieces[0])
+                continue
+            head = tag.split("+")[0]
+            if head not in _KOREAN_KEEP or surface in _KOREAN_DROP_NOUNS:
+                continue
+            terms.append(surface.lower())
+            if fields[4:5] == ["Compound"] and len(fields) > 7:
+                for part in fields[7].split("+"):
+                    piece = part.split("/")[0]
+                    if len(piece) >= 2 and piece != surface:
+                        terms.append(piece)
+        return terms + self._english_terms(latin)
+
+
+def _mecab_importable() -> bool:
+    try:
+        import mecab_ko
+
+        mecab_ko.Tagger()
+    except Exception as exc:  # noqa: BLE001 - any failure means "not usable here"
+        log.debug("mecab-ko unavailable: %s", exc)
+        return False
+    return True
+
+
+def _bigram_terms(text: str) -> list[str]:
+    terms: list[str] = []
+    for run in re.findall(r"[\uac00-\ud7a3]+", text):
+        if len(run) == 1:
+            terms.append(run)
+        terms.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return terms

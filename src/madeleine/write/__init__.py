@@ -1,0 +1,1 @@
+"""Write path: validate and log inputs, then index them asynchronously from the outbox."""

@@ -1,0 +1,124 @@
+"""Validation of ``add`` input into log events; every problem names the offending field."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from madeleine.store.base import NewEvent
+from madeleine.text.timeparse import parse_timestamp, to_epoch
+
+_KNOWN_KEYS = frozenset({"role", "content", "name", "id", "timestamp", "metadata"})
+_MAX_ID_CHARS = 512
+
+
+def require_id(value: object, argument: str) -> str:
+    """User and session ids: non-empty strings of reasonable length."""
+    if not isinstance(value, str):
+        raise TypeError(f"{argument} must be a str, got {type(value).__name__}")
+    if not value.strip():
+        raise ValueError(f"{argument} must be a non-empty string")
+    if len(value) > _MAX_ID_CHARS:
+        raise ValueError(f"{argument} is longer than {_MAX_ID_CHARS} characters")
+    return value
+
+
+def normalize_messages(
+    messages: object,
+    *,
+    user_id: str,
+    session_id: str,
+    timestamp: object,
+    now: datetime,
+    max_chars: int,
+    max_messages: int,
+) -> list[NewEvent]:
+    """Validate every message before anything is written, so a bad batch writes nothing."""
+    if isinstance(messages, Mapping):
+        messages = [messages]
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        raise TypeError(
+            "messages must be a list of {'role': ..., 'content': ...} dicts, "
+            f"got {type(messages).__name__}"
+        )
+    if len(messages) > max_messages:
+        raise ValueError(f"messages has {len(messages)} items; at most {max_messages} per add()")
+    default_time = now if timestamp is None else parse_timestamp(timestamp, "timestamp")
+    seen: Counter[tuple[str, str, str | None, float]] = Counter()
+    events: list[NewEvent] = []
+    for index, message in enumerate(messages):
+        where = f"messages[{index}]"
+        if not isinstance(message, Mapping):
+            raise TypeError(f"{where} must be a dict, got {type(message).__name__}")
+        unknown = set(message) - _KNOWN_KEYS
+        if unknown:
+            raise ValueError(f"{where} has unknown keys {sorted(unknown)}; allowed: {sorted(_KNOWN_KEYS)}")
+        if "content" not in message:
+            raise ValueError(f"{where} is missing 'content'")
+        content = message["content"]
+        if not isinstance(content, str):
+            raise TypeError(f"{where}['content'] must be a str, got {type(content).__name__}")
+        if not content.strip():
+            raise ValueError(f"{where}['content'] is empty")
+        if len(content) > max_chars:
+            raise ValueError(
+                f"{where}['content'] has {len(content):,} characters; the limit is {max_chars:,} "
+                "(split long documents, or raise Settings.max_message_chars)"
+            )
+        if "\x00" in content:
+            raise ValueError(f"{where}['content'] contains a NUL character")
+        role = message.get("role", "user")
+        if not isinstance(role, str) or not role.strip():
+            raise TypeError(f"{where}['role'] must be a non-empty str")
+        name = message.get("name")
+        if name is not None and (not isinstance(name, str) or len(name) > _MAX_ID_CHARS):
+            raise TypeError(f"{where}['name'] must be a str of at most {_MAX_ID_CHARS} characters")
+        external_id = message.get("id")
+        if external_id is not None:
+            if isinstance(external_id, bool) or not isinstance(external_id, str | int):
+                raise TypeError(f"{where}['id'] must be a str or int")
+            external_id = str(external_id)
+            if not external_id or len(external_id) > _MAX_ID_CHARS:
+                raise ValueError(f"{where}['id'] must be 1..{_MAX_ID_CHARS} characters")
+        metadata = message.get("metadata") or {}
+        if not isinstance(metadata, Mapping):
+            raise TypeError(f"{where}['metadata'] must be a dict")
+        try:
+            json.dumps(metadata)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{where}['metadata'] must be JSON-serializable: {exc}") from exc
+        raw_time = message.get("timestamp")
+        occurred = (
+            default_time if raw_time is None else parse_timestamp(raw_time, f"{where}['timestamp']")
+        )
+        occurred_at = to_epoch(occurred)
+        # Identical messages inside one call stay distinct; re-adding the call dedupes them all.
+        key = (role, content, name, occurred_at)
+        occurrence = seen[key]
+        seen[key] += 1
+        events.append(
+            NewEvent(
+                user_id=user_id,
+                session_id=session_id,
+                kind="message",
+                role=role,
+                name=name,
+                content=content,
+                metadata=dict(metadata),
+                occurred_at=occurred_at,
+                content_hash=content_hash(session_id, role, name, content, occurred_at, occurrence),
+                external_id=external_id,
+            )
+        )
+    return events
+
+
+def content_hash(
+    session_id: str, role: str, name: str | None, content: str, occurred_at: float, occurrence: int
+) -> str:
+    payload: list[Any] = [session_id, role, name, content, round(occurred_at, 6), occurrence]
+    return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode("utf-8")).hexdigest()

@@ -1,0 +1,156 @@
+"""Draining the outbox: claim jobs, build episodes, embed, and commit them with the job's removal."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+from madeleine.embed.base import Embedder
+from madeleine.store.base import EpisodeRow, IndexJob
+from madeleine.store.sqlite import SQLiteStore
+from madeleine.text.analyzer import Analyzer
+from madeleine.write.episodes import episode_text
+
+log = logging.getLogger(__name__)
+
+
+class Indexer:
+    """One batch at a time; safe to run in several threads or processes against one store."""
+
+    def __init__(
+        self,
+        store: SQLiteStore,
+        embedder: Embedder,
+        analyzer: Analyzer,
+        *,
+        batch_size: int,
+        lease_seconds: float,
+        context_chars: int,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.analyzer = analyzer
+        self.batch_size = batch_size
+        self.lease_seconds = lease_seconds
+        self.context_chars = context_chars
+        self.worker_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+    def run_batch(self) -> int:
+        """Index one batch of claimed jobs; return how many jobs were claimed (0 = idle)."""
+        jobs = self.store.claim_jobs(self.worker_id, self.batch_size, self.lease_seconds)
+        if not jobs:
+            return 0
+        try:
+            done = self._build(jobs)
+            self.store.commit_episodes(self.worker_id, done)
+        except Exception as exc:
+            log.exception("indexing a batch of %d jobs failed; they will be retried", len(jobs))
+            for job in jobs:
+                self.store.fail_job(job, self.worker_id, f"{type(exc).__name__}: {exc}")
+        return len(jobs)
+
+    def drain(self, progress: Callable[[int], None] | None = None) -> int:
+        total = 0
+        while True:
+            claimed = self.run_batch()
+            if claimed == 0:
+                return total
+            total += claimed
+            if progress is not None:
+                progress(claimed)
+
+    def _build(self, jobs: list[IndexJob]) -> list[tuple[IndexJob, EpisodeRow | None]]:
+        prepared = []
+        for job in jobs:
+            event = self.store.load_event(job.event_id)
+            if event is None:
+                prepared.append((job, None, None, None))
+                continue
+            previous = self.store.previous_event(event)
+            text = episode_text(event, previous, self.context_chars)
+            prepared.append((job, event, previous, text))
+        to_embed = [p[3].embed_text for p in prepared if p[3] is not None]
+        vectors = self.embedder.embed_passages(to_embed) if to_embed else None
+        done: list[tuple[IndexJob, EpisodeRow | None]] = []
+        row = 0
+        for job, event, previous, text in prepared:
+            if event is None or text is None or vectors is None:
+                done.append((job, None))
+                continue
+            vector = vectors[row]
+            row += 1
+            done.append(
+                (
+                    job,
+                    EpisodeRow(
+                        user_id=event.user_id,
+                        session_id=event.session_id,
+                        kind="turn",
+                        focus_event_id=event.id,
+                        context_event_id=None if previous is None else previous.id,
+                        event_ids=(event.id,),
+                        source_ids=(event.source_id,),
+                        speaker=text.speaker,
+                        prefix=text.prefix,
+                        body=text.body,
+                        context=text.context,
+                        occurred_at=event.occurred_at,
+                        body_terms=" ".join(self.analyzer.terms(text.body)),
+                        context_terms=" ".join(self.analyzer.terms(text.context)),
+                        vector=vector,
+                    ),
+                )
+            )
+        return done
+
+
+class BackgroundWorker:
+    """A daemon thread that drains the outbox whenever ``notify`` is called, and polls otherwise.
+
+    Polling picks up work left by other processes and jobs whose lease expired after a crash.
+    """
+
+    def __init__(self, indexer: Indexer, poll_seconds: float = 0.5) -> None:
+        self._indexer = indexer
+        self._poll_seconds = poll_seconds
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="madeleine-indexer", daemon=True)
+        self._thread.start()
+
+    def notify(self) -> None:
+        self._idle.clear()
+        self._wake.set()
+
+    def wait_idle(self, timeout: float | None) -> bool:
+        self.notify()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if self._idle.wait(timeout=0.05 if remaining is None else min(0.05, remaining)):
+                if self._indexer.store.pending_jobs() == 0:
+                    return True
+                self.notify()
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=60)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                while not self._stop.is_set() and self._indexer.run_batch() > 0:
+                    pass
+            except Exception:
+                log.exception("the background indexer hit an error; retrying shortly")
+            self._idle.set()
+            self._wake.wait(timeout=self._poll_seconds)
+            self._wake.clear()
