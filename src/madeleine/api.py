@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import re
+import shutil
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +18,7 @@ from madeleine.embed.factory import load_embedder
 from madeleine.errors import StoreClosedError
 from madeleine.read.assemble import assemble
 from madeleine.read.dense import DenseIndex
-from madeleine.read.search import CHANNELS, SearchRequest, Searcher
+from madeleine.read.search import CHANNELS, Searcher, SearchRequest
 from madeleine.records import AddResult, Context, Hit
 from madeleine.store.sqlite import SQLiteStore
 from madeleine.text.analyzer import Analyzer, MultilingualAnalyzer
@@ -40,6 +41,8 @@ class Memory:
 
     ``add`` returns once messages are durably logged; indexing happens in a background worker
     (call ``wait`` to block until it has caught up). Every read is scoped to one user.
+    ``rebuild=True`` drops every derived index and re-indexes the whole log, e.g. to switch
+    embedders.
     """
 
     def __init__(
@@ -49,6 +52,7 @@ class Memory:
         embedder: Embedder | str | None = None,
         settings: Settings | None = None,
         token_counter: TokenCounter | None = None,
+        rebuild: bool = False,
         **overrides: Any,
     ) -> None:
         if settings is not None and overrides:
@@ -67,6 +71,11 @@ class Memory:
         self._analyzer: Analyzer = MultilingualAnalyzer()
         self._count_tokens: TokenCounter = token_counter or estimate_tokens
         try:
+            if rebuild:
+                queued = self._store.reset_indexes(self._embedder.name, self._embedder.dim)
+                self._store.set_meta("analyzer", self._analyzer.name)
+                shutil.rmtree(self.path / "ann", ignore_errors=True)
+                log.info("indexes dropped; %d logged events queued for re-indexing", queued)
             self._store.bind_embedder(self._embedder.name, self._embedder.dim)
             self._check_analyzer()
         except Exception:
@@ -175,10 +184,13 @@ class Memory:
 
     # -- deleting and exporting ---------------------------------------------------------------
 
-    def delete(self, memory_id: str) -> bool:
+    def delete(self, memory_id: str, *, user_id: str | None = None) -> bool:
         """Delete a memory (``ep_…`` from a hit, or ``ev_…``) and the message it came from, from
-        the log and every index. Returns False if it did not exist."""
+        the log and every index. Returns False if it did not exist, or, when ``user_id`` is
+        given, if it belongs to another user."""
         self._ensure_open()
+        if user_id is not None:
+            require_id(user_id, "user_id")
         if not isinstance(memory_id, str):
             raise TypeError(f"memory_id must be a str, got {type(memory_id).__name__}")
         match = _MEMORY_ID.match(memory_id)
@@ -188,7 +200,7 @@ class Memory:
         event_id = self._store.episode_focus(number) if kind == "ep" else number
         if event_id is None:
             return False
-        deleted = self._store.delete_event(event_id)
+        deleted = self._store.delete_event(event_id, user_id=user_id)
         if deleted and self._worker is not None:
             self._worker.notify()
         return deleted
@@ -198,7 +210,7 @@ class Memory:
         self._ensure_open()
         require_id(user_id, "user_id")
         event_id = self._store.event_by_external_id(user_id, str(message_id))
-        return False if event_id is None else self.delete(f"ev_{event_id}")
+        return False if event_id is None else self.delete(f"ev_{event_id}", user_id=user_id)
 
     def forget_user(self, user_id: str) -> dict[str, int]:
         """Erase everything about a user: log, episodes, vectors, lexical index, ANN files."""
@@ -305,7 +317,11 @@ def _validate_time_range(time_range: object) -> tuple[float, float] | None:
     if not isinstance(time_range, tuple | list) or len(time_range) != 2:
         raise TypeError("time_range must be a (start, end) pair; use None for an open end")
     start_raw, end_raw = time_range
-    start = float("-inf") if start_raw is None else to_epoch(parse_timestamp(start_raw, "time_range[0]"))
+    start = (
+        float("-inf")
+        if start_raw is None
+        else to_epoch(parse_timestamp(start_raw, "time_range[0]"))
+    )
     end = float("inf") if end_raw is None else to_epoch(parse_timestamp(end_raw, "time_range[1]"))
     if start > end:
         raise ValueError("time_range start is after its end")

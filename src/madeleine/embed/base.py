@@ -12,7 +12,7 @@ Vectors = npt.NDArray[np.float32]
 
 
 class Embedder(Protocol):
-    """Maps texts to L2-normalized float32 vectors; ``name`` and ``dim`` are stored with the data."""
+    """Maps texts to L2-normalized float32 vectors; ``name`` and ``dim`` are stored with data."""
 
     name: str
     dim: int

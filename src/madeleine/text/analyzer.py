@@ -21,20 +21,24 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 
 ENGLISH_STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are aren't as at be because been
-    before being below between both but by can could did didn't do does doesn't doing don't
-    down during each few for from further had has have having he her here hers herself him
-    himself his how i i'm i've i'd i'll if in into is isn't it it's its itself just let's me
-    more most my myself no nor not of off on once only or other ought our ours ourselves out
-    over own same she should so some such than that that's the their theirs them themselves
-    then there there's these they they're this those through to too under until up very was
-    wasn't we we're were what what's when where which while who whom why with won't would
-    you you're your yours yourself yourselves s t ll ve re d m o y oh yeah yes ok okay hey hi
-    wow really also got get""".split()
+    """
+    a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can could did didn't do does doesn't doing
+    don't down during each few for from further had has have having he her here hers
+    herself him himself his how i i'm i've i'd i'll if in into is isn't it it's its
+    itself just let's me more most my myself no nor not of off on once only or other
+    ought our ours ourselves out over own same she should so some such than that that's
+    the their theirs them themselves then there there's these they they're this those
+    through to too under until up very was wasn't we we're were what what's when where
+    which while who whom why with won't would you you're your yours yourself yourselves
+    s t ll ve re d m o y oh yeah yes ok okay hey hi wow really also got get
+    """.split()
 )
 
 # Content-bearing MeCab-ko part-of-speech tags (Sejong tag set).
-_KOREAN_KEEP = frozenset({"NNG", "NNP", "NNB", "NR", "NP", "VV", "VA", "XR", "SL", "SH", "SN", "MAG"})
+_KOREAN_KEEP = frozenset(
+    {"NNG", "NNP", "NNB", "NR", "NP", "VV", "VA", "XR", "SL", "SH", "SN", "MAG"}
+)
 _KOREAN_DROP_NOUNS = frozenset({"것", "수", "등", "때", "거", "데", "중", "뿐", "듯"})
 
 
@@ -133,7 +137,7 @@ def _mecab_importable() -> bool:
         import mecab_ko
 
         mecab_ko.Tagger()
-    except Exception as exc:  # noqa: BLE001 - any failure means "not usable here"
+    except Exception as exc:
         log.debug("mecab-ko unavailable: %s", exc)
         return False
     return True

@@ -13,9 +13,17 @@ _MONTHS = {
     name: i
     for i, names in enumerate(
         [
-            ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"),
-            ("may",), ("jun", "june"), ("jul", "july"), ("aug", "august"),
-            ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
+            ("jan", "january"),
+            ("feb", "february"),
+            ("mar", "march"),
+            ("apr", "april"),
+            ("may",),
+            ("jun", "june"),
+            ("jul", "july"),
+            ("aug", "august"),
+            ("sep", "sept", "september"),
+            ("oct", "october"),
+            ("nov", "november"),
             ("dec", "december"),
         ],
         start=1,
@@ -35,7 +43,9 @@ def parse_timestamp(value: object, argument: str = "timestamp") -> datetime:
     if isinstance(value, datetime):
         return _to_utc(value)
     if isinstance(value, bool):
-        raise TypeError(f"{argument} must be a datetime, ISO-8601 string or epoch seconds, got bool")
+        raise TypeError(
+            f"{argument} must be a datetime, ISO-8601 string or epoch seconds, got bool"
+        )
     if isinstance(value, int | float):
         seconds = float(value)
         if not math.isfinite(seconds) or not _MIN_EPOCH <= seconds <= _MAX_EPOCH:

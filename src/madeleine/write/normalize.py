@@ -56,7 +56,9 @@ def normalize_messages(
             raise TypeError(f"{where} must be a dict, got {type(message).__name__}")
         unknown = set(message) - _KNOWN_KEYS
         if unknown:
-            raise ValueError(f"{where} has unknown keys {sorted(unknown)}; allowed: {sorted(_KNOWN_KEYS)}")
+            raise ValueError(
+                f"{where} has unknown keys {sorted(unknown)}; allowed: {sorted(_KNOWN_KEYS)}"
+            )
         if "content" not in message:
             raise ValueError(f"{where} is missing 'content'")
         content = message["content"]

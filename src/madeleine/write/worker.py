@@ -1,4 +1,4 @@
-"""Draining the outbox: claim jobs, build episodes, embed, and commit them with the job's removal."""
+"""Draining the outbox: claim jobs, build episodes, embed, commit them with the job's removal."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import uuid
 from collections.abc import Callable
 
 from madeleine.embed.base import Embedder
-from madeleine.store.base import EpisodeRow, IndexJob
+from madeleine.store.base import EpisodeRow, IndexJob, StoredEvent
 from madeleine.store.sqlite import SQLiteStore
 from madeleine.text.analyzer import Analyzer
-from madeleine.write.episodes import episode_text
+from madeleine.write.episodes import EpisodeText, episode_text
 
 log = logging.getLogger(__name__)
 
@@ -64,47 +64,39 @@ class Indexer:
                 progress(claimed)
 
     def _build(self, jobs: list[IndexJob]) -> list[tuple[IndexJob, EpisodeRow | None]]:
-        prepared = []
+        prepared: list[tuple[IndexJob, StoredEvent, StoredEvent | None, EpisodeText]] = []
+        done: list[tuple[IndexJob, EpisodeRow | None]] = []
         for job in jobs:
             event = self.store.load_event(job.event_id)
             if event is None:
-                prepared.append((job, None, None, None))
+                done.append((job, None))  # deleted before we got to it: retire the job
                 continue
             previous = self.store.previous_event(event)
-            text = episode_text(event, previous, self.context_chars)
-            prepared.append((job, event, previous, text))
-        to_embed = [p[3].embed_text for p in prepared if p[3] is not None]
-        vectors = self.embedder.embed_passages(to_embed) if to_embed else None
-        done: list[tuple[IndexJob, EpisodeRow | None]] = []
-        row = 0
-        for job, event, previous, text in prepared:
-            if event is None or text is None or vectors is None:
-                done.append((job, None))
-                continue
-            vector = vectors[row]
-            row += 1
-            done.append(
-                (
-                    job,
-                    EpisodeRow(
-                        user_id=event.user_id,
-                        session_id=event.session_id,
-                        kind="turn",
-                        focus_event_id=event.id,
-                        context_event_id=None if previous is None else previous.id,
-                        event_ids=(event.id,),
-                        source_ids=(event.source_id,),
-                        speaker=text.speaker,
-                        prefix=text.prefix,
-                        body=text.body,
-                        context=text.context,
-                        occurred_at=event.occurred_at,
-                        body_terms=" ".join(self.analyzer.terms(text.body)),
-                        context_terms=" ".join(self.analyzer.terms(text.context)),
-                        vector=vector,
-                    ),
-                )
+            prepared.append(
+                (job, event, previous, episode_text(event, previous, self.context_chars))
             )
+        if not prepared:
+            return done
+        vectors = self.embedder.embed_passages([p[3].embed_text for p in prepared])
+        for (job, event, previous, text), vector in zip(prepared, vectors, strict=True):
+            row = EpisodeRow(
+                user_id=event.user_id,
+                session_id=event.session_id,
+                kind="turn",
+                focus_event_id=event.id,
+                context_event_id=None if previous is None else previous.id,
+                event_ids=(event.id,),
+                source_ids=(event.source_id,),
+                speaker=text.speaker,
+                prefix=text.prefix,
+                body=text.body,
+                context=text.context,
+                occurred_at=event.occurred_at,
+                body_terms=" ".join(self.analyzer.terms(text.body)),
+                context_terms=" ".join(self.analyzer.terms(text.context)),
+                vector=vector,
+            )
+            done.append((job, row))
         return done
 
 

@@ -1,0 +1,1 @@
+"""Benchmarks: dataset loaders, retrieval metrics and runners behind `madeleine bench`."""

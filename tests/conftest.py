@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from madeleine import Memory
+from madeleine.embed.base import Embedder
+from madeleine.embed.factory import load_embedder
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    """The real default embedder, loaded once for the whole run."""
+    return load_embedder("auto")
+
+
+@pytest.fixture
+def memory(tmp_path: Path, embedder: Embedder) -> Iterator[Memory]:
+    mem = Memory(tmp_path / "memory", embedder=embedder)
+    yield mem
+    mem.close()
+
+
+def trip_conversation() -> list[dict[str, str]]:
+    return [
+        {
+            "role": "user",
+            "name": "Alice",
+            "id": "t1",
+            "content": "Can you find me a flight to Tokyo next Friday? I prefer window seats.",
+        },
+        {
+            "role": "assistant",
+            "id": "t2",
+            "content": "I found two options: Japan Airlines at 9am and ANA at 1pm.",
+        },
+        {
+            "role": "user",
+            "name": "Alice",
+            "id": "t3",
+            "content": "ok, book that one in the morning",
+        },
+        {
+            "role": "user",
+            "name": "Alice",
+            "id": "t4",
+            "content": "Also my daughter Sarah started violin lessons this week.",
+        },
+    ]
