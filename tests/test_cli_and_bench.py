@@ -141,7 +141,9 @@ def test_locomo_runner_on_a_tiny_conversation(tmp_path: Path) -> None:
     _tiny_locomo(data)
     corpus = load_locomo(data)
     assert corpus[0].turns == 4
-    assert "[shares a photo: a photo of a blue ceramic bowl]" in corpus[0].sessions[1][2][0]["content"]
+    assert (
+        "[shares a photo: a photo of a blue ceramic bowl]" in corpus[0].sessions[1][2][0]["content"]
+    )
     result = run_locomo(data, data_dir=tmp_path / "store")
     assert result.overall.count == 2 and result.by_category[5].count == 1
     assert result.overall.mean("R@10") == 1.0  # four turns: everything is in the top 10

@@ -101,6 +101,11 @@ def _parser() -> argparse.ArgumentParser:
     locomo.add_argument("--channels", help="comma-separated channels (default: all)")
     locomo.add_argument("--conversations", help="comma-separated sample ids")
     locomo.add_argument("--workdir", type=Path, help="where to build the store (default: temp)")
+    locomo.add_argument(
+        "--no-baselines",
+        action="store_true",
+        help="skip the same-run bm25-only and dense-only comparison rows",
+    )
     locomo.set_defaults(handler=_cmd_bench_locomo)
     return parser
 
@@ -270,36 +275,50 @@ def _cmd_quickstart(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench_locomo(args: argparse.Namespace) -> int:
-    from madeleine.bench.locomo import load_locomo, run_locomo
+    from madeleine.bench.locomo import METRICS, load_locomo, run_locomo_variants
 
     corpus = load_locomo(args.path)
     wanted = _channels(args.conversations)
-    turns = sum(c.turns for c in corpus if not wanted or c.sample_id in wanted)
-    questions = sum(len(c.questions) for c in corpus if not wanted or c.sample_id in wanted)
+    selected = [c for c in corpus if not wanted or c.sample_id in wanted]
     quiet = not sys.stderr.isatty()
     bars: dict[str, Any] = {
-        "index": tqdm(total=turns, desc="index", unit="turn", disable=quiet),
-        "questions": tqdm(total=questions, desc="questions", unit="q", disable=quiet),
+        "index": tqdm(
+            total=sum(c.turns for c in selected), desc="index", unit="turn", disable=quiet
+        ),
+        "questions": tqdm(
+            total=sum(len(c.questions) for c in selected), desc="questions", unit="q", disable=quiet
+        ),
     }
 
     def progress(stage: str, n: int) -> None:
-        bars["index" if stage.startswith("index") else "questions"].update(n)
+        bars[stage].update(n)
 
     workdir = args.workdir
     if workdir is not None and workdir.exists() and any(workdir.iterdir()):
         raise ValueError(f"--workdir {workdir} is not empty; the benchmark needs a fresh store")
-    result = run_locomo(
-        args.path,
-        data_dir=workdir,
-        channels=_channels(args.channels),
-        conversations=wanted,
-        progress=progress,
+    main_channels = _channels(args.channels)
+    variants: dict[str, list[str] | None] = {"main": main_channels}
+    if not args.no_baselines:
+        variants |= {"bm25 only": ["bm25"], "dense only": ["dense"]}
+    results = run_locomo_variants(
+        args.path, variants, data_dir=workdir, conversations=wanted, progress=progress
     )
     for bar in bars.values():
         bar.close()
+    main = results["main"]
     print(f"LoCoMo retrieval — {args.path.name}, channels: {args.channels or 'all'}")
-    print(result.table())
-    print(result.summary())
+    print(main.table())
+    print(main.summary())
+    if len(results) > 1:
+        print("\nSame-run comparison, categories 1-4:")
+        shown = ("R@1", "R@5", "R@10", "S_all@10", "NDCG@10")
+        print("| variant | " + " | ".join(shown) + " | p50 ms | p95 ms |")
+        print("|---|" + "---|" * (len(shown) + 2))
+        for name, result in results.items():
+            label = f"{args.channels or 'all channels'} (fused)" if name == "main" else name
+            cells = " | ".join(f"{result.overall.mean(m):.3f}" for m in shown if m in METRICS)
+            p50, p95 = result.latency(0.5), result.latency(0.95)
+            print(f"| {label} | {cells} | {p50:.1f} | {p95:.1f} |")
     return 0
 
 

@@ -11,7 +11,7 @@ import re
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,6 +171,9 @@ class LocomoResult:
         lines.append(_row("1-4 overall", self.overall))
         return "\n".join(lines)
 
+    def latency(self, quantile: float) -> float:
+        return percentile(self.latencies_ms, quantile)
+
     def summary(self) -> str:
         rate = self.ingest_turns / self.ingest_seconds if self.ingest_seconds else float("nan")
         return (
@@ -201,6 +204,29 @@ def run_locomo(
     memory_options: dict[str, Any] | None = None,
 ) -> LocomoResult:
     """Ingest every conversation into a fresh store and evaluate every question."""
+    results = run_locomo_variants(
+        path,
+        {"main": channels},
+        data_dir=data_dir,
+        limit=limit,
+        conversations=conversations,
+        progress=progress,
+        memory_options=memory_options,
+    )
+    return results["main"]
+
+
+def run_locomo_variants(
+    path: Path,
+    variants: Mapping[str, Sequence[str] | None],
+    *,
+    data_dir: Path | None = None,
+    limit: int = 10,
+    conversations: Sequence[str] | None = None,
+    progress: Callable[[str, int], Any] | None = None,
+    memory_options: dict[str, Any] | None = None,
+) -> dict[str, LocomoResult]:
+    """One ingest, several channel configurations: same-run numbers that compare fairly."""
     corpus = load_locomo(path)
     if conversations:
         corpus = [c for c in corpus if c.sample_id in set(conversations)]
@@ -208,9 +234,11 @@ def run_locomo(
         raise ValueError("no LoCoMo conversations selected")
     workdir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="madeleine-locomo-"))
     options = {"background": False, **(memory_options or {})}
-    by_category: dict[int, CategoryScores] = defaultdict(CategoryScores)
-    overall = CategoryScores()
-    latencies: list[float] = []
+    by_category: dict[str, dict[int, CategoryScores]] = {
+        name: defaultdict(CategoryScores) for name in variants
+    }
+    overall = {name: CategoryScores() for name in variants}
+    latencies: dict[str, list[float]] = {name: [] for name in variants}
     ingest_turns = 0
     ingest_seconds = 0.0
     with Memory(workdir, **options) as memory:
@@ -221,24 +249,26 @@ def run_locomo(
                 memory.add(
                     messages, user_id=convo.sample_id, session_id=session_id, timestamp=timestamp
                 )
-            memory.index_pending(
-                None
-                if progress is None
-                else (lambda n, c=convo.sample_id: progress(f"index {c}", n))
-            )
+            memory.index_pending(None if progress is None else (lambda n: progress("index", n)))
             ingest_seconds += time.perf_counter() - started
             ingest_turns += convo.turns
             for question in convo.questions:
-                t0 = time.perf_counter()
-                hits = memory.search(
-                    question.text, user_id=convo.sample_id, limit=limit, channels=channels
-                )
-                latencies.append((time.perf_counter() - t0) * 1000)
-                ranked = [source for hit in hits for source in hit.source_ids]
-                scores = score_question(ranked, question.evidence)
-                by_category[question.category].add(scores)
-                if question.category in (1, 2, 3, 4):
-                    overall.add(scores)
+                for name, channels in variants.items():
+                    t0 = time.perf_counter()
+                    hits = memory.search(
+                        question.text, user_id=convo.sample_id, limit=limit, channels=channels
+                    )
+                    latencies[name].append((time.perf_counter() - t0) * 1000)
+                    ranked = [source for hit in hits for source in hit.source_ids]
+                    scores = score_question(ranked, question.evidence)
+                    by_category[name][question.category].add(scores)
+                    if question.category in (1, 2, 3, 4):
+                        overall[name].add(scores)
                 if progress is not None:
                     progress("questions", 1)
-    return LocomoResult(dict(by_category), overall, ingest_turns, ingest_seconds, latencies)
+    return {
+        name: LocomoResult(
+            dict(by_category[name]), overall[name], ingest_turns, ingest_seconds, latencies[name]
+        )
+        for name in variants
+    }
