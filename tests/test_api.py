@@ -43,7 +43,10 @@ def test_channels_can_be_selected(memory: Memory) -> None:
     memory.wait(timeout=60)
     for channel in ("dense", "bm25"):
         hits = memory.search("window seats", user_id="u1", channels=[channel])
-        assert hits and all(set(h.explain["channels"]) == {channel} for h in hits)
+        assert hits and set(hits[0].explain["channels"]) == {channel}
+        # other hits may come in through a neighbouring turn or their session, never
+        # through a channel that was not asked for
+        assert all(set(h.explain["channels"]) <= {channel} for h in hits)
 
 
 def test_time_range_filters_by_event_time(memory: Memory) -> None:

@@ -18,7 +18,7 @@ from madeleine.embed.factory import load_embedder
 from madeleine.errors import StoreClosedError
 from madeleine.read.assemble import assemble
 from madeleine.read.dense import DenseIndex
-from madeleine.read.search import CHANNELS, Searcher, SearchRequest
+from madeleine.read.search import CHANNELS, Searcher, SearchRequest, Stages
 from madeleine.records import AddResult, Context, Hit
 from madeleine.store.sqlite import SQLiteStore
 from madeleine.text.analyzer import Analyzer, MultilingualAnalyzer
@@ -78,17 +78,13 @@ class Memory:
                 log.info("indexes dropped; %d logged events queued for re-indexing", queued)
             self._store.bind_embedder(self._embedder.name, self._embedder.dim)
             self._check_analyzer()
+            self._store.rebuild_missing_digests()
         except Exception:
             self._store.close()
             raise
         self._dense = DenseIndex(self._store, self.path / "ann", self.settings.ann_threshold)
         self._searcher = Searcher(
-            self._store,
-            self._dense,
-            self._embedder,
-            self._analyzer,
-            rrf_k=self.settings.rrf_k,
-            channel_depth=self.settings.channel_depth,
+            self._store, self._dense, self._embedder, self._analyzer, self.settings
         )
         self._indexer = Indexer(
             self._store,
@@ -154,10 +150,14 @@ class Memory:
         limit: int = 10,
         channels: Sequence[str] | None = None,
         time_range: tuple[TimeBound, TimeBound] | None = None,
+        stages: dict[str, Any] | None = None,
     ) -> list[Hit]:
-        """Hybrid search of one user's memories; an unknown user gets an empty list."""
+        """Hybrid search of one user's memories; an unknown user gets an empty list.
+
+        ``stages`` switches pipeline stages for this query: ``fusion`` ('weighted'/'rrf'),
+        ``windows``, ``sessions`` (bools), ``diversify`` (True/False/'auto')."""
         self._ensure_open()
-        request = self._request(query, user_id, limit, channels, time_range)
+        request = self._request(query, user_id, limit, channels, time_range, stages)
         if not self._store.has_user(user_id):
             return []
         return self._searcher.search(request)
@@ -171,6 +171,7 @@ class Memory:
         limit: int = 50,
         channels: Sequence[str] | None = None,
         time_range: tuple[TimeBound, TimeBound] | None = None,
+        stages: dict[str, Any] | None = None,
     ) -> Context:
         """The most relevant memories as a text block of at most ``budget_tokens`` tokens."""
         if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
@@ -178,7 +179,12 @@ class Memory:
         if budget_tokens <= 0:
             raise ValueError(f"budget_tokens must be positive, got {budget_tokens}")
         hits = self.search(
-            query, user_id=user_id, limit=limit, channels=channels, time_range=time_range
+            query,
+            user_id=user_id,
+            limit=limit,
+            channels=channels,
+            time_range=time_range,
+            stages=stages,
         )
         return assemble(hits, budget_tokens, self._count_tokens)
 
@@ -276,6 +282,7 @@ class Memory:
         limit: object,
         channels: Sequence[str] | None,
         time_range: object,
+        stages: object = None,
     ) -> SearchRequest:
         if not isinstance(query, str):
             raise TypeError(f"query must be a str, got {type(query).__name__}")
@@ -294,6 +301,7 @@ class Memory:
             limit=limit,
             channels=_validate_channels(channels),
             time_range=_validate_time_range(time_range),
+            stages=Stages.parse(stages, self._searcher.default_stages),
         )
 
 

@@ -18,6 +18,26 @@ class Settings(BaseModel):
     context_chars: int = Field(
         300, ge=0, description="characters of the previous turn kept as an episode's context"
     )
+    fusion: str = Field("weighted", description="'weighted' (calibrated scores) or 'rrf'")
+    dense_weight: float = Field(
+        0.5, ge=0, le=1, description="weighted fusion: dense share; BM25 gets the rest"
+    )
+    bm25_reference: float = Field(
+        20.0, gt=0, description="BM25 score mapped to 0.5 (calibration s / (s + ref))"
+    )
+    window_weight: float = Field(
+        0.2, ge=0, description="share of the best neighbouring turn's score added to a turn"
+    )
+    session_weight: float = Field(
+        0.4, ge=0, description="weight of the session digest's calibrated BM25 score"
+    )
+    session_reference: float = Field(10.0, gt=0, description="session BM25 score mapped to 0.5")
+    dated_weight: float = Field(
+        0.1, ge=0, description="lift for passages that carry a date, on 'when' questions"
+    )
+    diversity_penalty: float = Field(
+        0.1, ge=0, description="per-session penalty (x sqrt of picks) for broad questions"
+    )
     rrf_k: int = Field(60, gt=0, description="RRF constant: score = sum 1/(k + rank)")
     channel_depth: int = Field(100, gt=0, description="candidates each channel contributes")
     ann_threshold: int = Field(
@@ -29,6 +49,13 @@ class Settings(BaseModel):
         120.0, gt=0, description="a claimed outbox job is retried by others after this long"
     )
     background: bool = Field(True, description="index in a background thread after add()")
+
+    @field_validator("fusion")
+    @classmethod
+    def _known_fusion(cls, value: str) -> str:
+        if value not in {"weighted", "rrf"}:
+            raise ValueError(f"fusion must be 'weighted' or 'rrf', got {value!r}")
+        return value
 
     @field_validator("embedder")
     @classmethod

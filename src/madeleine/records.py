@@ -2,43 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One raw input in the append-only log."""
-
-    id: int
-    user_id: str
-    session_id: str
-    kind: str
-    role: str
-    name: str | None
-    content: str
-    occurred_at: datetime
-    recorded_at: datetime
-    external_id: str | None
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Episode:
-    """A retrievable passage: one focus turn plus its contextual prefix."""
-
-    id: int
-    user_id: str
-    session_id: str
-    kind: str
-    text: str
-    prefix: str
-    context: str
-    event_ids: tuple[int, ...]
-    source_ids: tuple[str, ...]
-    speaker: str | None
-    occurred_at: datetime
 
 
 @dataclass(slots=True)

@@ -16,6 +16,9 @@ class Embedder(Protocol):
 
     name: str
     dim: int
+    # Cosine values that mean "unrelated" and "as related as it gets" for this model; fusion
+    # maps scores onto [0, 1] against this fixed range (never against the batch's own min/max).
+    similarity_range: tuple[float, float]
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors: ...
 

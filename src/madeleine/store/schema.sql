@@ -76,3 +76,19 @@ CREATE TABLE IF NOT EXISTS user_state (
     added_gen      INTEGER NOT NULL DEFAULT 0,
     changed_gen    INTEGER NOT NULL DEFAULT 0
 );
+
+-- Per-session digests (heuristic, no LLM): all analyzed terms of a session's turns as one
+-- lexical document, so a question about a conversation as a whole finds its session.
+CREATE TABLE IF NOT EXISTS session_digests (
+    id         INTEGER PRIMARY KEY,
+    user_id    TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    turns      INTEGER NOT NULL,
+    started_at REAL NOT NULL,
+    ended_at   REAL NOT NULL,
+    keywords   TEXT NOT NULL,
+    UNIQUE (user_id, session_id)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS session_fts USING fts5(
+    scope, body, tokenize = 'unicode61 remove_diacritics 0'
+);

@@ -136,6 +136,8 @@ class SQLiteStore:
             conn.execute("DELETE FROM episodes")
             conn.execute("DELETE FROM episode_vectors")
             conn.execute("DELETE FROM episodes_fts")
+            conn.execute("DELETE FROM session_digests")
+            conn.execute("DELETE FROM session_fts")
             conn.execute("UPDATE user_state SET changed_gen = changed_gen + 1")
             conn.execute("DELETE FROM outbox")
             queued = conn.execute(
@@ -302,6 +304,7 @@ class SQLiteStore:
     ) -> None:
         """Write episodes and retire their jobs in one transaction: indexed exactly once."""
         now = time.time()
+        touched: set[tuple[str, str]] = set()
         with self._write() as conn:
             for job, episode in done:
                 owned = conn.execute(
@@ -320,6 +323,9 @@ class SQLiteStore:
                 episode_id = self._insert_episode(conn, episode, now)
                 self._bump(conn, episode.user_id, changed=False)
                 self._requeue_stale_successor(conn, episode, episode_id, now)
+                touched.add((episode.user_id, episode.session_id))
+            for user_id, session_id in touched:
+                _refresh_digest(conn, user_id, session_id)
 
     @staticmethod
     def _insert_episode(conn: sqlite3.Connection, episode: EpisodeRow, now: float) -> int:
@@ -442,6 +448,39 @@ class SQLiteStore:
         rows = self._conn().execute(sql, params).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
 
+    def session_search(
+        self, user_id: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[str, float, str]]:
+        """BM25 over session digests: (session id, score, digest keywords)."""
+        unique = list(dict.fromkeys(t for t in terms if t))
+        if not unique:
+            return []
+        alternatives = " OR ".join('"' + t.replace('"', "") + '"' for t in unique)
+        match = f'scope : "{scope_token(user_id)}" AND body : ({alternatives})'
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT d.session_id, bm25(session_fts, 0.0, 1.0) AS rank, d.keywords "
+                "FROM session_fts AS f JOIN session_digests AS d ON d.id = f.rowid "
+                "WHERE session_fts MATCH ? ORDER BY rank LIMIT ?",
+                (match, limit),
+            )
+            .fetchall()
+        )
+        return [(str(r[0]), -float(r[1]), str(r[2])) for r in rows]
+
+    def rebuild_missing_digests(self) -> int:
+        """Stores indexed before digests existed get them from their episodes (no re-embedding)."""
+        with self._write() as conn:
+            missing = conn.execute(
+                "SELECT DISTINCT e.user_id, e.session_id FROM episodes AS e "
+                "LEFT JOIN session_digests AS d "
+                "ON d.user_id = e.user_id AND d.session_id = e.session_id WHERE d.id IS NULL"
+            ).fetchall()
+            for user_id, session_id in missing:
+                _refresh_digest(conn, str(user_id), str(session_id))
+        return len(missing)
+
     def user_generation(self, user_id: str) -> tuple[int, int]:
         row = (
             self._conn()
@@ -454,7 +493,8 @@ class SQLiteStore:
         rows = (
             self._conn()
             .execute(
-                "SELECT v.episode_id, e.occurred_at, v.vector FROM episode_vectors AS v "
+                "SELECT v.episode_id, e.occurred_at, v.vector, e.session_id "
+                "FROM episode_vectors AS v "
                 "JOIN episodes AS e ON e.id = v.episode_id "
                 "WHERE v.user_id = ? AND v.episode_id > ? ORDER BY v.episode_id",
                 (user_id, after_id),
@@ -463,14 +503,17 @@ class SQLiteStore:
         )
         if not rows:
             return UserVectors(
-                np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, 0), dtype=np.float32)
+                np.zeros(0, dtype=np.int64),
+                np.zeros(0),
+                np.zeros((0, 0), dtype=np.float32),
+                [],
             )
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         times = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(
             len(rows), -1
         )
-        return UserVectors(ids, times, matrix)
+        return UserVectors(ids, times, matrix, [str(r[3]) for r in rows])
 
     def episodes(self, ids: Sequence[int]) -> dict[int, StoredEpisode]:
         found: dict[int, StoredEpisode] = {}
@@ -502,10 +545,12 @@ class SQLiteStore:
         """Remove a message from the log and every index; re-index the turn that quoted it."""
         now = time.time()
         with self._write() as conn:
-            row = conn.execute("SELECT user_id FROM events WHERE id = ?", (event_id,)).fetchone()
+            row = conn.execute(
+                "SELECT user_id, session_id FROM events WHERE id = ?", (event_id,)
+            ).fetchone()
             if row is None or (user_id is not None and row[0] != user_id):
                 return False
-            user_id = str(row[0])
+            user_id, session_id = str(row[0]), str(row[1])
             self._remove_episode_of_event(conn, event_id)
             conn.execute("DELETE FROM outbox WHERE event_id = ?", (event_id,))
             conn.execute("DELETE FROM events WHERE id = ?", (event_id,))
@@ -517,6 +562,7 @@ class SQLiteStore:
                 self._remove_episode_of_event(conn, int(successor))
                 _enqueue(conn, int(successor), user_id, now)
             self._bump(conn, user_id, changed=True)
+            _refresh_digest(conn, user_id, session_id)
             _purge_lexical_remnants(conn)
         return True
 
@@ -561,6 +607,14 @@ class SQLiteStore:
                 ).rowcount,
             }
             conn.execute("DELETE FROM user_state WHERE user_id = ?", (user_id,))
+            digest_ids = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM session_digests WHERE user_id = ?", (user_id,)
+                )
+            ]
+            conn.executemany("DELETE FROM session_fts WHERE rowid = ?", [(i,) for i in digest_ids])
+            conn.execute("DELETE FROM session_digests WHERE user_id = ?", (user_id,))
             _purge_lexical_remnants(conn)
         self._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return counts
@@ -654,6 +708,39 @@ def _purge_lexical_remnants(conn: sqlite3.Connection) -> None:
     """FTS5 keeps deleted terms in old segments until they merge; merge now so that a deleted
     memory's words are gone from the file, not just from query results."""
     conn.execute("INSERT INTO episodes_fts(episodes_fts) VALUES ('optimize')")
+    conn.execute("INSERT INTO session_fts(session_fts) VALUES ('optimize')")
+
+
+def _refresh_digest(conn: sqlite3.Connection, user_id: str, session_id: str) -> None:
+    """Rebuild one session's digest from its episodes' analyzed terms."""
+    old = conn.execute(
+        "SELECT id FROM session_digests WHERE user_id = ? AND session_id = ?",
+        (user_id, session_id),
+    ).fetchone()
+    if old is not None:
+        conn.execute("DELETE FROM session_fts WHERE rowid = ?", (old[0],))
+        conn.execute("DELETE FROM session_digests WHERE id = ?", (old[0],))
+    rows = conn.execute(
+        "SELECT f.body, e.occurred_at FROM episodes AS e JOIN episodes_fts AS f ON f.rowid = e.id "
+        "WHERE e.user_id = ? AND e.session_id = ? ORDER BY e.occurred_at, e.id",
+        (user_id, session_id),
+    ).fetchall()
+    if not rows:
+        return
+    terms = " ".join(str(r[0]) for r in rows)
+    counts: dict[str, int] = {}
+    for term in terms.split():
+        counts[term] = counts.get(term, 0) + 1
+    keywords = sorted(counts, key=lambda t: (-counts[t], t))[:12]
+    cursor = conn.execute(
+        "INSERT INTO session_digests(user_id, session_id, turns, started_at, ended_at, keywords) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (user_id, session_id, len(rows), rows[0][1], rows[-1][1], " ".join(keywords)),
+    )
+    conn.execute(
+        "INSERT INTO session_fts(rowid, scope, body) VALUES (?, ?, ?)",
+        (cursor.lastrowid, scope_token(user_id), terms),
+    )
 
 
 def _enqueue(conn: sqlite3.Connection, event_id: int, user_id: str, now: float) -> None:

@@ -1,0 +1,60 @@
+"""Query analysis by rules: index terms and what kind of question this is. No LLM."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from madeleine.text.analyzer import Analyzer
+
+# Questions that gather several memories ("which cities has John visited", "how many games",
+# "what kinds of art") are answered by evidence spread over sessions: results are diversified
+# across sessions for them.
+_BROAD_EN = re.compile(
+    r"\b(how many|how often|both|all the|every|what (?:kinds?|types?|sorts?) of|"
+    r"(?:has|have)\s+(?:\w+\s+){0,3}?(?:been|done|read|seen|watched|visited|played|made|taken|"
+    r"tried|gone|had|mentioned|attended|participated|owned|bought|used|worked|volunteered|"
+    r"painted|written|learned|helped|shared|received|got|gotten|adopted|traveled|travelled|"
+    r"joined|cooked|baked|recommended|faced|experienced))\b"
+    r"|\b(?:what|which)\s+(?:\w+\s+)?\w+(?:s|es)\b(?<!\bis)(?<!\bwas)(?<!\bdoes)(?<!\bhas)",
+    re.IGNORECASE,
+)
+_BROAD_KO = re.compile(r"(모두|전부|몇\s*번|몇\s*개|어떤\s*\S+들|무엇무엇|여러)")
+_WHEN = re.compile(
+    r"\b(when|what (?:date|day|time|year|month)|how long ago)\b|언제|며칠|몇\s*시", re.I
+)
+
+
+# Passages that carry a time reference: what a "when" question needs to be answered.
+_DATED = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|ago|recently|lately|the other day|"
+    r"(?:last|this|next|past) (?:night|week|weekend|month|year|summer|winter|spring|fall|autumn|"
+    r"morning|evening|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|"
+    r"august|september|october|november|december|(?:19|20)\d\d|since|weeks?|months?|years?)\b"
+    r"|어제|오늘|내일|그저께|지난\s*(?:주|달|해|번)|이번\s*(?:주|달)|작년|올해|내년|\d+\s*(?:일|주|달|개월|년)\s*전"
+    r"|\d+월|\d+일|최근",
+    re.IGNORECASE,
+)
+
+
+def mentions_time(text: str) -> bool:
+    return bool(_DATED.search(text))
+
+
+@dataclass(frozen=True, slots=True)
+class QueryAnalysis:
+    terms: list[str]
+    broad: bool
+    asks_when: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return {"terms": self.terms, "broad": self.broad, "asks_when": self.asks_when}
+
+
+def analyze_query(query: str, analyzer: Analyzer) -> QueryAnalysis:
+    return QueryAnalysis(
+        terms=analyzer.terms(query),
+        broad=bool(_BROAD_EN.search(query) or _BROAD_KO.search(query)),
+        asks_when=bool(_WHEN.search(query)),
+    )
