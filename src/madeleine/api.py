@@ -151,13 +151,16 @@ class Memory:
         channels: Sequence[str] | None = None,
         time_range: tuple[TimeBound, TimeBound] | None = None,
         stages: dict[str, Any] | None = None,
+        now: datetime | str | float | None = None,
     ) -> list[Hit]:
         """Hybrid search of one user's memories; an unknown user gets an empty list.
 
         ``stages`` switches pipeline stages for this query: ``fusion`` ('weighted'/'rrf'),
-        ``windows``, ``sessions`` (bools), ``diversify`` (True/False/'auto')."""
+        ``windows``, ``sessions``, ``dated``, ``time``, ``decay`` (bools), ``diversify``
+        (True/False/'auto'). ``now`` is the reference time for "last week", "3일 전" etc.
+        (default: the present)."""
         self._ensure_open()
-        request = self._request(query, user_id, limit, channels, time_range, stages)
+        request = self._request(query, user_id, limit, channels, time_range, stages, now)
         if not self._store.has_user(user_id):
             return []
         return self._searcher.search(request)
@@ -172,6 +175,7 @@ class Memory:
         channels: Sequence[str] | None = None,
         time_range: tuple[TimeBound, TimeBound] | None = None,
         stages: dict[str, Any] | None = None,
+        now: datetime | str | float | None = None,
     ) -> Context:
         """The most relevant memories as a text block of at most ``budget_tokens`` tokens."""
         if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
@@ -185,6 +189,7 @@ class Memory:
             channels=channels,
             time_range=time_range,
             stages=stages,
+            now=now,
         )
         return assemble(hits, budget_tokens, self._count_tokens)
 
@@ -283,6 +288,7 @@ class Memory:
         channels: Sequence[str] | None,
         time_range: object,
         stages: object = None,
+        now: object = None,
     ) -> SearchRequest:
         if not isinstance(query, str):
             raise TypeError(f"query must be a str, got {type(query).__name__}")
@@ -302,6 +308,11 @@ class Memory:
             channels=_validate_channels(channels),
             time_range=_validate_time_range(time_range),
             stages=Stages.parse(stages, self._searcher.default_stages),
+            now=(
+                datetime.now(UTC).timestamp()
+                if now is None
+                else to_epoch(parse_timestamp(now, "now"))
+            ),
         )
 
 

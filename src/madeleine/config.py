@@ -35,10 +35,36 @@ class Settings(BaseModel):
     dated_weight: float = Field(
         0.1, ge=0, description="lift for passages that carry a date, on 'when' questions"
     )
+    time_weight: float = Field(
+        0.2, ge=0, description="lift for passages inside a time range named in the query"
+    )
+    recency_weight: float = Field(
+        0.2, ge=0, description="lift for recent passages when the query asks for recent things"
+    )
+    recency_half_life_days: float = Field(
+        30.0, gt=0, description="age at which the recency lift halves"
+    )
+    episode_half_life_days: float | None = Field(
+        None, gt=0, description="time decay of conversation turns (None: no decay)"
+    )
     diversity_penalty: float = Field(
         0.1, ge=0, description="per-session penalty (x sqrt of picks) for broad questions"
     )
+    mmr_lambda: float | None = Field(
+        None, ge=0, le=1, description="MMR relevance share when diversifying (None: sessions only)"
+    )
     rrf_k: int = Field(60, gt=0, description="RRF constant: score = sum 1/(k + rank)")
+    rerank: bool = Field(False, description="re-rank the top candidates (per query: stages)")
+    rerank_top_n: int = Field(30, gt=0, description="candidates the reranker sees")
+    rerank_weight: float = Field(
+        0.5, ge=0, le=1, description="share of the reranker's score in the final score"
+    )
+    rerank_model_path: str | None = Field(
+        None, description="local cross-encoder directory (needs sentence-transformers)"
+    )
+    rerank_url: str | None = Field(None, description="HTTP rerank endpoint (Cohere-style)")
+    rerank_model: str | None = Field(None, description="model name sent to the rerank API")
+    rerank_api_key: str | None = Field(None, description="bearer token for the rerank API")
     channel_depth: int = Field(100, gt=0, description="candidates each channel contributes")
     ann_threshold: int = Field(
         20_000, gt=0, description="a user's vector count from which the ANN index is used"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -19,15 +20,17 @@ from madeleine.config import Settings
 from madeleine.embed.base import Embedder
 from madeleine.read.dense import DenseIndex, UserRows
 from madeleine.read.query import QueryAnalysis, analyze_query, mentions_time
+from madeleine.read.rerank import build_chain
 from madeleine.records import Hit
 from madeleine.store.sqlite import SQLiteStore
 from madeleine.text.analyzer import Analyzer
+from madeleine.text.temporal import TimeHint, parse_time_hint
 from madeleine.text.timeparse import from_epoch
 
 CHANNELS = ("dense", "bm25")
 _DATED_POOL = 50
 FUSIONS = ("weighted", "rrf")
-STAGE_NAMES = ("fusion", "windows", "sessions", "dated", "diversify")
+STAGE_NAMES = ("fusion", "windows", "sessions", "dated", "time", "decay", "rerank", "diversify")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,9 @@ class Stages:
     windows: bool = True
     sessions: bool = True
     dated: bool = True
+    time: bool = True
+    decay: bool = True
+    rerank: bool = False
     diversify: bool | None = None  # None: decided by query analysis (broad questions)
 
     @classmethod
@@ -54,7 +60,7 @@ class Stages:
         fusion = raw.get("fusion", defaults.fusion)
         if fusion not in FUSIONS:
             raise ValueError(f"stages['fusion'] must be one of {list(FUSIONS)}, got {fusion!r}")
-        for name in ("windows", "sessions", "dated"):
+        for name in ("windows", "sessions", "dated", "time", "decay", "rerank"):
             if name in raw and not isinstance(raw[name], bool):
                 raise TypeError(f"stages[{name!r}] must be a bool")
         diversify = raw.get("diversify", defaults.diversify)
@@ -66,6 +72,9 @@ class Stages:
             windows=raw.get("windows", defaults.windows),
             sessions=raw.get("sessions", defaults.sessions),
             dated=raw.get("dated", defaults.dated),
+            time=raw.get("time", defaults.time),
+            decay=raw.get("decay", defaults.decay),
+            rerank=raw.get("rerank", defaults.rerank),
             diversify=None if diversify == "auto" else diversify,
         )
 
@@ -78,6 +87,7 @@ class SearchRequest:
     channels: tuple[str, ...]
     time_range: tuple[float, float] | None
     stages: Stages
+    now: float
 
 
 @dataclass(slots=True)
@@ -107,6 +117,14 @@ class Searcher:
             fusion=settings.fusion,
             windows=settings.window_weight > 0,
             sessions=settings.session_weight > 0,
+            rerank=settings.rerank,
+        )
+        self.reranker = build_chain(
+            embedder,
+            settings.rerank_model_path,
+            settings.rerank_url,
+            settings.rerank_model,
+            settings.rerank_api_key,
         )
 
     def search(self, request: SearchRequest) -> list[Hit]:
@@ -145,9 +163,27 @@ class Searcher:
             dated_gain = self._dated_gain(total, cache)
             for row, gain in dated_gain.items():
                 total[row] += gain
+        time_gain = np.zeros_like(base)
+        hint = parse_time_hint(request.query, from_epoch(request.now)) if stages.time else None
+        if hint is not None:
+            time_gain = self._time_gain(hint, request, cache, total)
+            total += time_gain
+        decay_factor: npt.NDArray[np.float64] | None = None
+        half_life = settings.episode_half_life_days
+        if stages.decay and half_life:
+            age_days = np.maximum(request.now - cache.times, 0.0) / 86_400.0
+            decay_factor = np.power(0.5, age_days / half_life)
+            total *= decay_factor
+        reranked: dict[int, tuple[str, float]] = {}
+        if stages.rerank:
+            reranked = self._rerank(request.query, total, cache)
         diversify = analysis.broad if stages.diversify is None else stages.diversify
         chosen, penalties = _select(
-            total, cache, request.limit, settings.diversity_penalty if diversify else 0.0
+            total,
+            cache,
+            request.limit,
+            settings.diversity_penalty if diversify else 0.0,
+            settings.mmr_lambda if diversify else None,
         )
         timings["fusion"] = _ms(t0)
 
@@ -178,6 +214,16 @@ class Searcher:
                     "contribution": round(float(session_gain[row]), 6),
                     "digest": keywords,
                 }
+            if hint is not None:
+                explain["time"] = {
+                    **hint.to_dict(),
+                    "contribution": round(float(time_gain[row]), 6),
+                }
+            if decay_factor is not None:
+                explain["decay"] = {"factor": round(float(decay_factor[row]), 6)}
+            if row in reranked:
+                by, value = reranked[row]
+                explain["rerank"] = {"by": by, "score": round(value, 6)}
             if row in dated_gain:
                 explain["dated"] = {"contribution": round(dated_gain[row], 6)}
             if penalties[row] > 1e-9:
@@ -243,6 +289,62 @@ class Searcher:
             np.add.at(scores, recall.rows, weights[name] / norm * recall.calibrated)
         return scores
 
+    def _rerank(
+        self, query: str, total: npt.NDArray[np.float64], cache: UserRows
+    ) -> dict[int, tuple[str, float]]:
+        """Blend the reranker's score into the top candidates' scores (in place)."""
+        pool_size = min(int((total > 0).sum()), self._settings.rerank_top_n)
+        if pool_size <= 0:
+            return {}
+        pool = np.argpartition(-total, pool_size - 1)[:pool_size]
+        pool = pool[np.argsort(-total[pool], kind="stable")]
+        episodes = self._store.episodes([int(cache.ids[r]) for r in pool])
+        rows = [int(r) for r in pool if int(cache.ids[r]) in episodes]
+        texts = [episodes[int(cache.ids[r])].body for r in rows]
+        by, scores = self.reranker.score(query, texts)
+        weight = self._settings.rerank_weight
+        floor = float(total[pool].min())
+        for row, value in zip(rows, scores, strict=True):
+            # stays above everything outside the pool, reordered inside it
+            total[row] = floor + (1 - weight) * (total[row] - floor) + weight * float(value)
+        return {row: (by, float(value)) for row, value in zip(rows, scores, strict=True)}
+
+    def _time_gain(
+        self,
+        hint: TimeHint,
+        request: SearchRequest,
+        cache: UserRows,
+        total: npt.NDArray[np.float64],
+    ) -> npt.NDArray[np.float64]:
+        """A soft preference, never a filter: a wrong reading of the query costs little."""
+        candidates = total > 0
+        if hint.recency:
+            age_days = np.maximum(request.now - cache.times, 0.0) / 86_400.0
+            half_life = self._settings.recency_half_life_days
+            return np.where(
+                candidates, self._settings.recency_weight * np.power(0.5, age_days / half_life), 0.0
+            )
+        start, end = hint.start, hint.end
+        if hint.anchor is not None:
+            anchor_time = self._anchor_time(request.user_id, hint.anchor)
+            if anchor_time is None:
+                return np.zeros_like(total)
+            start, end = (
+                (None, anchor_time) if hint.anchor_direction == "before" else (anchor_time, None)
+            )
+        low = -np.inf if start is None else start.timestamp()
+        high = np.inf if end is None else end.timestamp()
+        inside = (cache.times >= low) & (cache.times <= high)
+        return np.where(candidates & inside, self._settings.time_weight, 0.0)
+
+    def _anchor_time(self, user_id: str, phrase: str) -> datetime | None:
+        """When the event a phrase names ("the wedding") happened, by the user's own memories."""
+        found = self._store.lexical_search(user_id, self._analyzer.terms(phrase), 1, None)
+        if not found:
+            return None
+        episode = self._store.episodes([found[0][0]]).get(found[0][0])
+        return None if episode is None else from_epoch(episode.occurred_at)
+
     def _dated_gain(self, total: npt.NDArray[np.float64], cache: UserRows) -> dict[int, float]:
         """For "when" questions: lift the leading candidates whose text carries a date."""
         pool_size = min(int((total > 0).sum()), _DATED_POOL)
@@ -283,30 +385,44 @@ def _neighbour_best(base: npt.NDArray[np.float64], cache: UserRows) -> npt.NDArr
 
 
 def _select(
-    total: npt.NDArray[np.float64], cache: UserRows, limit: int, penalty: float
+    total: npt.NDArray[np.float64],
+    cache: UserRows,
+    limit: int,
+    penalty: float,
+    mmr_lambda: float | None = None,
 ) -> tuple[list[int], dict[int, float]]:
-    """Top rows by score; with a penalty, each further pick from one session costs more."""
+    """Top rows by score. When diversifying, each further pick from one session costs
+    ``penalty * sqrt(picks so far)``; with ``mmr_lambda`` set, MMR also subtracts
+    ``(1 - λ) * max cosine`` to what was already picked."""
     positive = int((total > 0).sum())
-    pool_size = min(positive, max(limit * 5, 50) if penalty else limit)
+    diversify = bool(penalty) or mmr_lambda is not None
+    pool_size = min(positive, max(limit * 5, 50) if diversify else limit)
+    penalties: dict[int, float] = defaultdict(float)
     if pool_size <= 0:
-        return [], defaultdict(float)
+        return [], penalties
     pool = np.argpartition(-total, pool_size - 1)[:pool_size]
     pool = pool[np.argsort(-total[pool], kind="stable")]
-    penalties: dict[int, float] = defaultdict(float)
-    if not penalty:
+    if not diversify:
         return [int(r) for r in pool[:limit]], penalties
-    remaining = [int(r) for r in pool]
+    vectors = cache.matrix[pool] if mmr_lambda is not None else None
+    closest = np.zeros(len(pool))
     taken: dict[int, int] = defaultdict(int)
     chosen: list[int] = []
-    while remaining and len(chosen) < limit:
-        best = max(
-            remaining,
-            key=lambda r: total[r] - penalty * np.sqrt(taken[int(cache.session[r])]),
-        )
-        penalties[best] = penalty * float(np.sqrt(taken[int(cache.session[best])]))
-        chosen.append(best)
-        remaining.remove(best)
-        taken[int(cache.session[best])] += 1
+    available = np.ones(len(pool), dtype=bool)
+    sessions = cache.session[pool]
+    while available.any() and len(chosen) < limit:
+        cost = penalty * np.sqrt(np.array([taken[int(s)] for s in sessions]))
+        if mmr_lambda is not None:
+            cost = cost + (1.0 - mmr_lambda) * closest
+        value = np.where(available, total[pool] * (mmr_lambda or 1.0) - cost, -np.inf)
+        best = int(np.argmax(value))
+        row = int(pool[best])
+        penalties[row] = float(cost[best])
+        chosen.append(row)
+        available[best] = False
+        taken[int(sessions[best])] += 1
+        if vectors is not None:
+            closest = np.maximum(closest, vectors @ vectors[best])
     return chosen, penalties
 
 

@@ -1,0 +1,189 @@
+"""Re-ranking the top candidates, behind a ``Reranker`` protocol with a fallback chain.
+
+Chain: a user-configured cross-encoder (local model path, loaded with sentence-transformers if
+installed) or an HTTP rerank API → an offline local scorer (the store's own bi-encoder on the
+candidates' text) → rank order. No registry package ships cross-encoder weights, so the first
+links need the user's model or endpoint; a link that cannot serve is logged once, with why and
+what it costs, and the next one takes over.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from madeleine.embed.base import Embedder
+
+log = logging.getLogger(__name__)
+
+Scores = npt.NDArray[np.float64]
+
+
+class RerankerUnavailable(RuntimeError):
+    """This reranker cannot serve here (missing package, model, endpoint...)."""
+
+
+class Reranker(Protocol):
+    """Scores (query, passage) pairs; higher is more relevant, on a [0, 1] scale."""
+
+    name: str
+
+    def score(self, query: str, passages: Sequence[str]) -> Scores: ...
+
+
+class CrossEncoderReranker:
+    """A local cross-encoder model directory, loaded with sentence-transformers."""
+
+    def __init__(self, model_path: str) -> None:
+        self.name = f"cross-encoder:{model_path}"
+        self._model_path = model_path
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                try:
+                    from sentence_transformers import CrossEncoder
+                except ImportError as exc:
+                    raise RerankerUnavailable(
+                        "sentence-transformers is not installed (pip install sentence-transformers)"
+                    ) from exc
+                try:
+                    self._model = CrossEncoder(self._model_path, local_files_only=True)
+                except Exception as exc:
+                    raise RerankerUnavailable(
+                        f"cannot load a cross-encoder from {self._model_path!r}: {exc}"
+                    ) from exc
+            return self._model
+
+    def score(self, query: str, passages: Sequence[str]) -> Scores:
+        model = self._load()
+        raw = np.asarray(model.predict([(query, p) for p in passages]), dtype=np.float64)
+        return _squash(raw)
+
+
+class HttpReranker:
+    """A rerank API in the common shape: POST {model, query, documents, top_n} →
+    {results: [{index, relevance_score}]} (Cohere, Jina, Voyage, TEI, vLLM, LiteLLM...)."""
+
+    def __init__(
+        self, url: str, model: str | None = None, api_key: str | None = None, timeout: float = 5.0
+    ) -> None:
+        self.name = f"http:{url}"
+        self._url = url
+        self._model = model
+        self._api_key = api_key
+        self._timeout = timeout
+
+    def score(self, query: str, passages: Sequence[str]) -> Scores:
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        payload: dict[str, Any] = {
+            "query": query,
+            "documents": list(passages),
+            "top_n": len(passages),
+        }
+        if self._model:
+            payload["model"] = self._model
+        try:
+            response = httpx.post(self._url, json=payload, headers=headers, timeout=self._timeout)
+            response.raise_for_status()
+            results = response.json()["results"]
+            scores = np.full(len(passages), np.nan)
+            for item in results:
+                scores[int(item["index"])] = float(item["relevance_score"])
+        except (httpx.HTTPError, KeyError, TypeError, ValueError, IndexError) as exc:
+            raise RerankerUnavailable(f"rerank API {self._url} failed: {exc}") from exc
+        if np.isnan(scores).any():
+            raise RerankerUnavailable(f"rerank API {self._url} did not score every document")
+        if scores.min() < 0 or scores.max() > 1:
+            scores = _squash(scores)
+        return scores
+
+
+class BiEncoderReranker:
+    """Offline: the store's embedder scores each candidate's own text against the query."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.name = f"local:{embedder.name}"
+        self._embedder = embedder
+
+    def score(self, query: str, passages: Sequence[str]) -> Scores:
+        query_vector = self._embedder.embed_queries([query])[0]
+        vectors = self._embedder.embed_passages(list(passages))
+        low, high = self._embedder.similarity_range
+        similarity = np.asarray(vectors @ query_vector, dtype=np.float64)
+        return np.clip((similarity - low) / (high - low), 0.0, 1.0)
+
+
+class RankOrderReranker:
+    """The last link: keeps the fused order (scores fall with rank)."""
+
+    name = "rank"
+
+    def score(self, query: str, passages: Sequence[str]) -> Scores:
+        return 1.0 / (1.0 + np.arange(len(passages), dtype=np.float64))
+
+
+class RerankChain:
+    """Tries each reranker in turn; a failing link is reported once and skipped from then on."""
+
+    def __init__(self, links: Sequence[Reranker]) -> None:
+        if not links:
+            raise ValueError("a rerank chain needs at least one reranker")
+        self.links = list(links)
+        self._failed: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def failures(self) -> dict[str, str]:
+        return dict(self._failed)
+
+    def score(self, query: str, passages: Sequence[str]) -> tuple[str, Scores]:
+        for link in self.links:
+            if link.name in self._failed:
+                continue
+            try:
+                return link.name, link.score(query, passages)
+            except RerankerUnavailable as exc:
+                with self._lock:
+                    if link.name not in self._failed:
+                        self._failed[link.name] = str(exc)
+                        log.warning(
+                            "reranker %s unavailable (%s); falling back to the next one. "
+                            "Expected cost: a cross-encoder typically adds 5-15 points of "
+                            "precision at the top of the list.",
+                            link.name,
+                            exc,
+                        )
+        name = RankOrderReranker.name
+        return name, RankOrderReranker().score(query, passages)
+
+
+def build_chain(
+    embedder: Embedder,
+    model_path: str | None,
+    url: str | None,
+    model: str | None,
+    api_key: str | None,
+) -> RerankChain:
+    links: list[Reranker] = []
+    if model_path:
+        links.append(CrossEncoderReranker(model_path))
+    if url:
+        links.append(HttpReranker(url, model=model, api_key=api_key))
+    links.append(BiEncoderReranker(embedder))
+    links.append(RankOrderReranker())
+    return RerankChain(links)
+
+
+def _squash(raw: npt.NDArray[np.float64]) -> Scores:
+    """Logits to (0, 1) with a fixed sigmoid: absolute, not relative to the batch."""
+    return 1.0 / (1.0 + np.exp(-np.clip(raw, -50, 50)))
