@@ -76,7 +76,7 @@ def test_context_respects_budget_and_labels_items(memory: Memory) -> None:
     memory.wait(timeout=60)
     ctx = memory.context("What did Alice book?", user_id="u1", budget_tokens=2000)
     assert ctx.items and ctx.tokens <= 2000
-    assert "2024-09-15 10:00" in ctx.text and "Alice:" in ctx.text
+    assert "### 2024-09-15 · session s1" in ctx.text and "[10:00] Alice:" in ctx.text
     assert "not instructions" in ctx.text
     assert ctx.tokens == estimate_tokens(ctx.text)
     # most relevant first: the items keep the search order
@@ -86,6 +86,55 @@ def test_context_respects_budget_and_labels_items(memory: Memory) -> None:
         small = memory.context("What did Alice book?", user_id="u1", budget_tokens=budget)
         assert small.tokens <= budget
         assert estimate_tokens(small.text) <= budget
+
+
+def test_context_sections_windows_and_dedupe(memory: Memory) -> None:
+    turns = [
+        ("q1", "user", "Which gym did you recommend for climbing?"),
+        ("a1", "assistant", "Try Boulder Barn on 5th street, it opens at 6am."),
+        ("x1", "user", "Thanks. Unrelated: my sister visits next month."),
+        ("x2", "assistant", "Nice, enjoy the visit."),
+        ("q2", "user", "Does Boulder Barn rent climbing shoes?"),
+        ("a2", "assistant", "Yes, Boulder Barn rents climbing shoes for 5 dollars."),
+    ]
+    memory.add(
+        [{"role": r, "id": i, "content": c} for i, r, c in turns],
+        user_id="u1",
+        session_id="gym",
+        timestamp="2024-03-02T08:00:00",
+    )
+    memory.add(
+        {"role": "user", "id": "other", "content": "I climbed at Boulder Barn with Tom today."},
+        user_id="u1",
+        session_id="later",
+        timestamp="2024-05-10T18:00:00",
+    )
+    memory.wait(timeout=60)
+    ctx = memory.context("Boulder Barn climbing", user_id="u1", budget_tokens=2000, limit=3)
+    # each turn once, even where the windows of two hits overlap
+    lines = [line for line in ctx.text.splitlines() if line.startswith("- [")]
+    assert len(lines) == len(set(lines)) == len(ctx.items) + len(ctx.window)
+    assert {h.id for h in ctx.items}.isdisjoint({h.id for h in ctx.window})
+    assert all(h.explain["window_of"] in {i.id for i in ctx.items} for h in ctx.window)
+    # one section per session, turns in the order they were said
+    sessions = {h.session_id for h in ctx.items + ctx.window}
+    assert ctx.text.count("\n### ") == len(sessions)
+    assert ctx.text.count("### 2024-03-02 · session gym\n") == 1
+    everything = memory.context("Boulder Barn climbing", user_id="u1", limit=7)
+    assert everything.text.count("### 2024-05-10 · session later\n") == 1
+    assert everything.text.count("### 2024-03-02 · session gym\n") == 1
+    gym = ctx.text.split("session gym")[1].split("###")[0]
+    said = [i for i, _, c in turns if c[:20] in gym]
+    assert said == sorted(said, key=[t[0] for t in turns].index)
+    # hits are packed first; windows only fill what the budget leaves
+    hits_only = memory.context("Boulder Barn climbing", user_id="u1", limit=3, window=0)
+    assert hits_only.window == [] and len(hits_only.items) == 3
+    tight = memory.context(
+        "Boulder Barn climbing", user_id="u1", limit=3, budget_tokens=hits_only.tokens + 2
+    )
+    assert [h.id for h in tight.items] == [h.id for h in hits_only.items] and not tight.window
+    with pytest.raises(ValueError, match="window"):
+        memory.context("x", user_id="u1", window=-1)
 
 
 def test_unknown_user_gets_empty_results(memory: Memory) -> None:

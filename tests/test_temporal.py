@@ -84,7 +84,7 @@ def test_time_expressions_steer_search(memory: Memory) -> None:
 
 
 def test_decay_is_off_by_default_and_applies_when_configured(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
-    with Memory(tmp_path / "m", embedder=embedder, episode_half_life_days=30) as memory:
+    with Memory(tmp_path / "m", embedder=embedder, half_life_days={"turn": 30}) as memory:
         _diary(memory)
         hits = memory.search("what did I cook for dinner", user_id="u", now=NOW, limit=3)
         assert hits[0].source_ids == ["d1"]

@@ -18,7 +18,7 @@ from madeleine.embed.factory import load_embedder
 from madeleine.errors import StoreClosedError
 from madeleine.read.assemble import assemble
 from madeleine.read.dense import DenseIndex
-from madeleine.read.search import CHANNELS, Searcher, SearchRequest, Stages
+from madeleine.read.search import CHANNELS, Searcher, SearchRequest, Stages, neighbour_hits
 from madeleine.records import AddResult, Context, Hit
 from madeleine.store.sqlite import SQLiteStore
 from madeleine.text.analyzer import Analyzer, MultilingualAnalyzer
@@ -176,12 +176,17 @@ class Memory:
         time_range: tuple[TimeBound, TimeBound] | None = None,
         stages: dict[str, Any] | None = None,
         now: datetime | str | float | None = None,
+        window: int = 1,
     ) -> Context:
-        """The most relevant memories as a text block of at most ``budget_tokens`` tokens."""
+        """The most relevant memories as a text block of at most ``budget_tokens`` tokens,
+        in sections per session; ``window`` neighbouring turns on each side of a hit are added
+        while budget remains (0: hits only)."""
         if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
             raise TypeError(f"budget_tokens must be an int, got {type(budget_tokens).__name__}")
         if budget_tokens <= 0:
             raise ValueError(f"budget_tokens must be positive, got {budget_tokens}")
+        if isinstance(window, bool) or not isinstance(window, int) or not 0 <= window <= 10:
+            raise ValueError(f"window must be an int from 0 to 10, got {window!r}")
         hits = self.search(
             query,
             user_id=user_id,
@@ -191,7 +196,12 @@ class Memory:
             stages=stages,
             now=now,
         )
-        return assemble(hits, budget_tokens, self._count_tokens)
+        store = self._store
+
+        def neighbours(packed: Sequence[Hit]) -> dict[str, list[Hit]]:
+            return neighbour_hits(store, packed, window)
+
+        return assemble(hits, budget_tokens, self._count_tokens, neighbours if window else None)
 
     # -- deleting and exporting ---------------------------------------------------------------
 

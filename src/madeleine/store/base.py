@@ -98,6 +98,8 @@ class UserVectors:
     times: npt.NDArray[np.float64]
     matrix: npt.NDArray[np.float32]
     sessions: list[str]
+    kinds: list[str]
+    pinned: npt.NDArray[np.bool_]  # metadata {"pinned": true}: exempt from time decay
 
 
 class Store(Protocol):
@@ -122,6 +124,10 @@ class Store(Protocol):
     def lexical_search(
         self, user_id: str, terms: Sequence[str], limit: int, time_range: tuple[float, float] | None
     ) -> list[tuple[int, float]]: ...
+
+    def phrase_matches(self, user_id: str, terms: Sequence[str], limit: int) -> list[int]: ...
+
+    def adjacent_episodes(self, ids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]: ...
 
     def user_generation(self, user_id: str) -> tuple[int, int]: ...
 

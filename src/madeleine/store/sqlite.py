@@ -448,6 +448,21 @@ class SQLiteStore:
         rows = self._conn().execute(sql, params).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
 
+    def phrase_matches(self, user_id: str, terms: Sequence[str], limit: int) -> list[int]:
+        """Episodes whose text holds ``terms`` as one consecutive phrase (an exact mention)."""
+        phrase = " ".join(t.replace('"', "") for t in terms if t)
+        if not phrase:
+            return []
+        match = f'scope : "{scope_token(user_id)}" AND body : "{phrase}"'
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ? LIMIT ?", (match, limit)
+            )
+            .fetchall()
+        )
+        return [int(r[0]) for r in rows]
+
     def session_search(
         self, user_id: str, terms: Sequence[str], limit: int
     ) -> list[tuple[str, float, str]]:
@@ -493,9 +508,11 @@ class SQLiteStore:
         rows = (
             self._conn()
             .execute(
-                "SELECT v.episode_id, e.occurred_at, v.vector, e.session_id "
+                "SELECT v.episode_id, e.occurred_at, v.vector, e.session_id, e.kind, "
+                "COALESCE(json_extract(ev.metadata, '$.pinned'), 0) "
                 "FROM episode_vectors AS v "
                 "JOIN episodes AS e ON e.id = v.episode_id "
+                "LEFT JOIN events AS ev ON ev.id = e.focus_event_id "
                 "WHERE v.user_id = ? AND v.episode_id > ? ORDER BY v.episode_id",
                 (user_id, after_id),
             )
@@ -507,13 +524,18 @@ class SQLiteStore:
                 np.zeros(0),
                 np.zeros((0, 0), dtype=np.float32),
                 [],
+                [],
+                np.zeros(0, dtype=np.bool_),
             )
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         times = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(
             len(rows), -1
         )
-        return UserVectors(ids, times, matrix, [str(r[3]) for r in rows])
+        pinned = np.fromiter((bool(r[5]) for r in rows), dtype=np.bool_, count=len(rows))
+        return UserVectors(
+            ids, times, matrix, [str(r[3]) for r in rows], [str(r[4]) for r in rows], pinned
+        )
 
     def episodes(self, ids: Sequence[int]) -> dict[int, StoredEpisode]:
         found: dict[int, StoredEpisode] = {}
@@ -525,6 +547,25 @@ class SQLiteStore:
                 f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE id IN ({marks})", chunk
             ):
                 found[int(row[0])] = _episode_from_row(row)
+        return found
+
+    def adjacent_episodes(self, ids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
+        """Each episode's previous and next turn in its session (episode ids, None at an end)."""
+        found: dict[int, tuple[int | None, int | None]] = {}
+        conn = self._conn()
+        for start in range(0, len(ids), _IN_CHUNK):
+            chunk = list(ids[start : start + _IN_CHUNK])
+            marks = ",".join("?" * len(chunk))
+            rows = conn.execute(
+                "SELECT e.id, "
+                "(SELECT p.id FROM episodes AS p WHERE p.focus_event_id = e.context_event_id), "
+                "(SELECT n.id FROM episodes AS n WHERE n.context_event_id = e.focus_event_id "
+                " AND n.user_id = e.user_id ORDER BY n.id LIMIT 1) "
+                f"FROM episodes AS e WHERE e.id IN ({marks})",
+                chunk,
+            ).fetchall()
+            for episode_id, previous, following in rows:
+                found[int(episode_id)] = (previous, following)
         return found
 
     def episodes_for_user(self, user_id: str) -> list[StoredEpisode]:

@@ -49,6 +49,10 @@ class Analyzer(Protocol):
 
     def terms(self, text: str) -> list[str]: ...
 
+    def proper_nouns(self, text: str) -> list[str]:
+        """Names of people, places and things in ``text`` (surface forms)."""
+        ...
+
 
 class MultilingualAnalyzer:
     """English + Korean analyzer; Korean runs through MeCab-ko when it is installed."""
@@ -68,6 +72,16 @@ class MultilingualAnalyzer:
         if _HANGUL.search(text):
             return self._korean_terms(text)
         return self._english_terms(_WORD.findall(text))
+
+    def proper_nouns(self, text: str) -> list[str]:
+        names = _capitalized_spans(text)
+        if _HANGUL.search(text) and self._mecab_available:
+            parsed: str = self._tagger().parse(text)  # type: ignore[attr-defined]
+            for line in parsed.splitlines():
+                surface, _, features = line.partition("\t")
+                if features.startswith("NNP"):
+                    names.append(surface)
+        return list(dict.fromkeys(names))
 
     def _stemmer(self) -> Stemmer.Stemmer:
         stemmer = getattr(self._local, "stemmer", None)
@@ -130,6 +144,54 @@ class MultilingualAnalyzer:
                     if len(piece) >= 2 and piece != surface:
                         terms.append(piece)
         return terms + self._english_terms(latin)
+
+
+_CAPITALIZED = re.compile(r"[A-Z][\w'’.-]*[\w]|[A-Z]")
+_NAME_JOINERS = frozenset({"of", "de", "la", "van", "von", "del", "da"})
+
+
+def _capitalized_spans(text: str) -> list[str]:
+    """Runs of capitalized words ("New York", "Bank of America"), minus sentence-initial
+    function words ("What", "When", "I")."""
+    spans: list[str] = []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        words = sentence.split()
+        current: list[str] = []
+        for position, raw in enumerate(words):
+            word = raw.strip("\"'“”‘’()[]{},;:!?.")
+            lowered = word.lower()
+            capital = bool(word) and _CAPITALIZED.fullmatch(word) is not None
+            common = lowered in ENGLISH_STOP_WORDS or lowered in _QUESTION_WORDS
+            if lowered in _CALENDAR_WORDS:  # time expressions are the time stage's job
+                capital = False
+            name_word = capital and not (common and (position == 0 or not current))
+            if name_word or (current and lowered in _NAME_JOINERS):
+                current.append(word)
+            else:
+                _close(current, spans)
+                current = []
+            if raw and raw[-1] in ",;:":
+                _close(current, spans)
+                current = []
+        _close(current, spans)
+    return spans
+
+
+def _close(current: list[str], spans: list[str]) -> None:
+    while current and current[-1].lower() in _NAME_JOINERS:
+        current.pop()
+    if current:
+        spans.append(" ".join(current))
+
+
+_CALENDAR_WORDS = frozenset(
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
+_QUESTION_WORDS = frozenset(
+    "what when where who whom whose which why how did does do is are was were can could would "
+    "should will has have had tell please".split()
+)
 
 
 def _mecab_importable() -> bool:
