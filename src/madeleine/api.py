@@ -266,6 +266,7 @@ class Memory:
         self._closed = True
         if self._worker is not None:
             self._worker.stop()
+        self._searcher.close()
         self._store.close()
 
     def __enter__(self) -> Memory:

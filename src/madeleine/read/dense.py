@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ class UserRows:
     next: npt.NDArray[np.int64]
     kinds: npt.NDArray[np.str_]
     pinned: npt.NDArray[np.bool_]
+    session_index: dict[str, int] = field(default_factory=dict)  # name -> position
     ann: Any = None
     ann_ids: npt.NDArray[np.int64] | None = None
     ann_generation: tuple[int, int] | None = None
@@ -77,6 +78,7 @@ def _rows(generation: tuple[int, int], loaded: UserVectors) -> UserRows:
         nxt,
         np.asarray(loaded.kinds, dtype=np.str_),
         loaded.pinned,
+        {name: i for i, name in enumerate(names)},
     )
 
 

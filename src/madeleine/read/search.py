@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -18,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.config import Settings
-from madeleine.embed.base import Embedder
+from madeleine.embed.base import Embedder, Vectors
 from madeleine.read.dense import DenseIndex, UserRows
 from madeleine.read.query import QueryAnalysis, analyze_query, mentions_time
 from madeleine.read.rerank import build_chain
@@ -131,6 +132,7 @@ class Searcher:
             entities=settings.entity_weight > 0,
             rerank=settings.rerank,
         )
+        self._embedding_pool = ThreadPoolExecutor(1, thread_name_prefix="madeleine-query-embed")
         self.reranker = build_chain(
             embedder,
             settings.rerank_model_path,
@@ -143,35 +145,54 @@ class Searcher:
         started = time.perf_counter()
         settings = self._settings
         stages = request.stages
+        # The query is embedded on a worker thread (the model releases the GIL) while the
+        # lexical channels, session digests and entity lookups run here: the dense channel's
+        # cost hides the others'.
+        vector: Future[Vectors] | None = None
+        if "dense" in request.channels:
+            vector = self._embedding_pool.submit(self._embedder.embed_queries, [request.query])
         analysis = analyze_query(request.query, self._analyzer)
         cache = self._dense.rows(request.user_id)
         if cache.ids.size == 0:
+            if vector is not None:
+                vector.cancel()
             return []
+        size = cache.ids.size
         depth = max(settings.channel_depth, request.limit)
         timings: dict[str, float] = {}
         recalls: dict[str, _Recall] = {}
-        for channel in request.channels:
+        for channel in sorted(request.channels, key=lambda name: name == "dense"):
+            if channel == "dense":
+                continue
             t0 = time.perf_counter()
-            recalls[channel] = self._recall(channel, cache, request, analysis, depth)
+            recalls[channel] = self._recall(channel, cache, request, analysis, depth, None)
             timings[channel] = _ms(t0)
+        t0 = time.perf_counter()
+        session_gain = np.zeros(size, dtype=np.float64)
+        session_info: dict[int, tuple[float, str]] = {}
+        if stages.sessions and settings.session_weight > 0 and analysis.terms:
+            session_gain, session_info = self._session_gain(request.user_id, analysis, cache)
+        entity_gain = np.zeros(size, dtype=np.float64)
+        entity_info: dict[str, dict[str, float]] = {}
+        if stages.entities and settings.entity_weight > 0 and analysis.entities:
+            entity_gain, entity_info = self._entity_gain(request.user_id, analysis, cache)
+        timings["sessions+entities"] = _ms(t0)
+        if vector is not None:
+            t0 = time.perf_counter()
+            recalls["dense"] = self._recall(
+                "dense", cache, request, analysis, depth, vector.result()[0]
+            )
+            timings["dense"] = _ms(t0)  # what remained of embedding + the vector search
 
         t0 = time.perf_counter()
-        base = self._fuse(recalls, cache.ids.size, stages.fusion)
+        base = self._fuse(recalls, size, stages.fusion)
         total = base.copy()
         window_gain = np.zeros_like(base)
         if stages.windows and settings.window_weight > 0:
             window_gain = settings.window_weight * _neighbour_best(base, cache)
             total += window_gain
-        session_gain = np.zeros_like(base)
-        session_info: dict[int, tuple[float, str]] = {}
-        if stages.sessions and settings.session_weight > 0 and analysis.terms:
-            session_gain, session_info = self._session_gain(request.user_id, analysis, cache)
-            total += session_gain
-        entity_gain = np.zeros_like(base)
-        entity_info: dict[str, dict[str, float]] = {}
-        if stages.entities and settings.entity_weight > 0 and analysis.entities:
-            entity_gain, entity_info = self._entity_gain(request.user_id, analysis, cache)
-            total += entity_gain
+        total += session_gain
+        total += entity_gain
         if request.time_range is not None:
             outside = (cache.times < request.time_range[0]) | (cache.times > request.time_range[1])
             total[outside] = 0.0
@@ -251,6 +272,9 @@ class Searcher:
             hits.append(hit_from_episode(episode, score, explain))
         return hits
 
+    def close(self) -> None:
+        self._embedding_pool.shutdown(wait=True, cancel_futures=True)
+
     def _recall(
         self,
         channel: str,
@@ -258,9 +282,11 @@ class Searcher:
         request: SearchRequest,
         analysis: QueryAnalysis,
         depth: int,
+        vector: npt.NDArray[np.float32] | None,
     ) -> _Recall:
         if channel == "dense":
-            vector = self._embedder.embed_queries([request.query])[0]
+            if vector is None:
+                vector = self._embedder.embed_queries([request.query])[0]
             low, high = self._embedder.similarity_range
             rows, sims = self._dense.scores(
                 cache, request.user_id, vector, depth, request.time_range, floor=low
@@ -399,7 +425,7 @@ class Searcher:
         self, user_id: str, analysis: QueryAnalysis, cache: UserRows
     ) -> tuple[npt.NDArray[np.float64], dict[int, tuple[float, str]]]:
         found = self._store.session_search(user_id, analysis.terms, 100)
-        index = {name: i for i, name in enumerate(cache.session_names)}
+        index = cache.session_index
         per_session = np.zeros(len(cache.session_names), dtype=np.float64)
         info: dict[int, tuple[float, str]] = {}
         reference = self._settings.session_reference

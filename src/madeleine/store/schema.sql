@@ -55,6 +55,8 @@ CREATE TABLE IF NOT EXISTS episodes (
     indexed_at       REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS episodes_user_time ON episodes(user_id, occurred_at);
+-- Session digests are rebuilt from a session's episodes on every indexing batch.
+CREATE INDEX IF NOT EXISTS episodes_user_session ON episodes(user_id, session_id, occurred_at);
 CREATE INDEX IF NOT EXISTS episodes_context ON episodes(context_event_id);
 
 CREATE TABLE IF NOT EXISTS episode_vectors (
