@@ -8,7 +8,8 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -325,25 +326,27 @@ def _cmd_quickstart(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextmanager
+def _progress_bars(totals: dict[str, tuple[int, str]]) -> Iterator[Callable[[str, int], None]]:
+    """One bar per stage (total, unit), on a terminal only; closed however the run ends."""
+    quiet = not sys.stderr.isatty()
+    bars = {
+        stage: tqdm(total=total, desc=stage, unit=unit, disable=quiet or not total)
+        for stage, (total, unit) in totals.items()
+    }
+    try:
+        yield lambda stage, n: bars[stage].update(n)
+    finally:
+        for bar in bars.values():
+            bar.close()
+
+
 def _cmd_bench_locomo(args: argparse.Namespace) -> int:
     from madeleine.bench.locomo import ABLATION, METRICS, Variant, load_locomo, run_locomo_variants
 
     corpus = load_locomo(args.path)
     wanted = _channels(args.conversations)
     selected = [c for c in corpus if not wanted or c.sample_id in wanted]
-    quiet = not sys.stderr.isatty()
-    bars: dict[str, Any] = {
-        "index": tqdm(
-            total=sum(c.turns for c in selected), desc="index", unit="turn", disable=quiet
-        ),
-        "questions": tqdm(
-            total=sum(len(c.questions) for c in selected), desc="questions", unit="q", disable=quiet
-        ),
-    }
-
-    def progress(stage: str, n: int) -> None:
-        bars[stage].update(n)
-
     workdir = args.workdir
     if workdir is not None and workdir.exists() and any(workdir.iterdir()):
         raise ValueError(f"--workdir {workdir} is not empty; the benchmark needs a fresh store")
@@ -353,11 +356,14 @@ def _cmd_bench_locomo(args: argparse.Namespace) -> int:
         variants |= {name: v for name, v in ABLATION.items() if name != "defaults"}
     elif not args.no_baselines:
         variants |= {name: ABLATION[name] for name in ("bm25 only", "dense only")}
-    results = run_locomo_variants(
-        args.path, variants, data_dir=workdir, conversations=wanted, progress=progress
-    )
-    for bar in bars.values():
-        bar.close()
+    totals = {
+        "index": (sum(c.turns for c in selected), "turn"),
+        "questions": (sum(len(c.questions) for c in selected), "q"),
+    }
+    with _progress_bars(totals) as progress:
+        results = run_locomo_variants(
+            args.path, variants, data_dir=workdir, conversations=wanted, progress=progress
+        )
     main = results["main"]
     print(f"LoCoMo retrieval — {args.path.name}, channels: {args.channels or 'all'}")
     print(main.table())
@@ -416,16 +422,7 @@ def _cmd_bench_scale(args: argparse.Namespace) -> int:
         full_embed=args.full_embed,
         pool_size=args.pool_size,
     )
-    quiet = not sys.stderr.isatty()
-    bars: dict[str, Any] = {
-        stage: tqdm(total=total, desc=stage, unit="it", disable=quiet or not total)
-        for stage, total in totals.items()
-    }
-
-    def progress(stage: str, n: int) -> None:
-        bars[stage].update(n)
-
-    try:
+    with _progress_bars({stage: (total, "it") for stage, total in totals.items()}) as progress:
         result = run_scale(
             args.episodes,
             real=args.real,
@@ -437,9 +434,6 @@ def _cmd_bench_scale(args: argparse.Namespace) -> int:
             progress=progress,
             pool_size=args.pool_size,
         )
-    finally:
-        for bar in bars.values():
-            bar.close()
     print(result.table())
     return 0
 
@@ -450,22 +444,12 @@ def _cmd_bench_longmemeval(args: argparse.Namespace) -> int:
     corpus = load_longmemeval(args.path)
     types = _channels(args.types)
     selected, _ = select_questions(corpus, types=types, limit=args.questions)
-    quiet = not sys.stderr.isatty()
-    bars: dict[str, Any] = {
-        "index": tqdm(
-            total=sum(q.indexed_turns(args.official) for q in selected),
-            desc="index",
-            unit="turn",
-            disable=quiet,
-        ),
-        "questions": tqdm(total=len(selected), desc="questions", unit="q", disable=quiet),
+    totals = {
+        "index": (sum(q.indexed_turns(args.official) for q in selected), "turn"),
+        "questions": (len(selected), "q"),
     }
-
-    def progress(stage: str, n: int) -> None:
-        bars[stage].update(n)
-
     options: dict[str, Any] = {"embedder": args.embedder} if args.embedder else {}
-    try:
+    with _progress_bars(totals) as progress:
         result = run_longmemeval(
             corpus,
             data_dir=args.workdir,
@@ -476,9 +460,6 @@ def _cmd_bench_longmemeval(args: argparse.Namespace) -> int:
             progress=progress,
             memory_options=options,
         )
-    finally:
-        for bar in bars.values():
-            bar.close()
     setting = "user turns only (official)" if args.official else "user and assistant turns"
     print(
         f"LongMemEval retrieval — {args.path.name}, {setting}, channels: {args.channels or 'all'}"

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from madeleine.text.timeparse import MONTHS
+
 _NUMBER_WORDS = {
     "a": 1,
     "an": 1,
@@ -32,31 +34,10 @@ _NUMBER_WORDS = {
     "a few": 3,
     "several": 3,
 }
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 _KO_UNIT_DAYS = {"일": 1, "주": 7, "주일": 7, "달": 30, "개월": 30, "년": 365}
-_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
 _NUMBER = (
     r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|few|"
     r"several|couple of)"
@@ -191,11 +172,11 @@ def _english(query: str, now: datetime, today: datetime) -> TimeHint | None:
         back = (today.weekday() - target) % 7 or 7
         return _hint(match, _day(today - timedelta(days=back)))
     if match := _EN_MONTH_YEAR.search(query):
-        return _hint(match, _month(int(match.group(2)), _MONTHS[match.group(1).lower()]))
+        return _hint(match, _month(int(match.group(2)), MONTHS[match.group(1).lower()]))
     if match := _EN_YEAR.search(query):
         return _hint(match, _year(int(match.group(1))))
     if match := _EN_MONTH.search(query):
-        month = _MONTHS[match.group(1).lower()]
+        month = MONTHS[match.group(1).lower()]
         return _hint(match, _month(_most_recent_month(month, today), month))
     if match := _EN_ANCHOR.search(query):
         return TimeHint(

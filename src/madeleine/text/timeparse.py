@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 _LOCOMO_STYLE = re.compile(
     r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.I
 )
-_MONTHS = {
+# Month names and abbreviations -> month number, shared by the temporal query parser.
+MONTHS = {
     name: i
     for i, names in enumerate(
         [
@@ -91,7 +92,7 @@ def _parse_spoken(text: str) -> datetime | None:
     if not match:
         return None
     hour, minute, meridiem, day, month_name, year = match.groups()
-    month = _MONTHS.get(month_name.lower())
+    month = MONTHS.get(month_name.lower())
     if month is None:
         return None
     hour_24 = int(hour) % 12 + (12 if meridiem.lower() == "pm" else 0)
