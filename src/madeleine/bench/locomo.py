@@ -173,7 +173,7 @@ ABLATION: dict[str, Variant] = {
     "no dated lift": Variant(stages={"dated": False}),
     "no time stage": Variant(stages={"time": False}),
     "no diversify": Variant(stages={"diversify": False}),
-    "+ rerank (bi-encoder)": Variant(stages={"rerank": True}),
+    "+ rerank (default chain)": Variant(stages={"rerank": True}),
     "bm25 only": Variant(channels=("bm25",), stages={name: False for name in _PLAIN_OFF}),
     "dense only": Variant(channels=("dense",), stages={name: False for name in _PLAIN_OFF}),
 }

