@@ -102,7 +102,13 @@ def test_forget_user_removes_everything(tmp_path: Path, embedder: Embedder) -> N
         counts = memory.forget_user("alice")
         assert counts["events"] == 2 and counts["episodes"] == 2 and counts["vectors"] == 2
         assert memory.search("marathon", user_id="alice") == []
-        assert memory.export_user("alice") == {"user_id": "alice", "events": [], "episodes": []}
+        assert memory.export_user("alice") == {
+            "user_id": "alice",
+            "events": [],
+            "episodes": [],
+            "facts": [],
+            "vault": [],
+        }
         assert next(h.source_ids for h in memory.search("marathon", user_id="bob")) == ["b2"]
         assert not list((tmp_path / "m" / "ann").glob(scope_token("alice") + "*"))
         integrity = memory.integrity()

@@ -7,7 +7,8 @@ import logging
 import os
 import re
 import shutil
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,15 +17,23 @@ from madeleine.config import Settings
 from madeleine.embed.base import Embedder
 from madeleine.embed.factory import load_embedder
 from madeleine.errors import StoreClosedError
+from madeleine.facts.cards import Card
+from madeleine.facts.checks import BUILT_IN_CHECKS, Check
+from madeleine.facts.factory import build_extractor
 from madeleine.read.assemble import assemble
 from madeleine.read.dense import DenseIndex
 from madeleine.read.search import CHANNELS, Searcher, SearchRequest, Stages, neighbour_hits
 from madeleine.records import AddResult, Context, Hit
+from madeleine.store.facts import FactStore, fact_number
 from madeleine.store.sqlite import SQLiteStore
+from madeleine.store.vault import Vault, load_key
 from madeleine.text.analyzer import Analyzer, MultilingualAnalyzer
+from madeleine.text.pii import policy_from, restore, scrub, tokens_in
 from madeleine.text.timeparse import parse_timestamp, to_epoch
 from madeleine.text.tokens import TokenCounter, estimate_tokens
-from madeleine.write.normalize import normalize_messages, require_id
+from madeleine.write.facts import FactPipeline
+from madeleine.write.normalize import normalize_messages, render_event, require_id
+from madeleine.write.resolve import Resolver
 from madeleine.write.worker import BackgroundWorker, Indexer
 
 log = logging.getLogger(__name__)
@@ -32,6 +41,7 @@ log = logging.getLogger(__name__)
 _MEMORY_ID = re.compile(r"^(ep|ev)_(\d+)$")
 _MAX_LIMIT = 1000
 _MAX_QUERY_CHARS = 10_000
+_CONTEXT_FACTS = 20  # cards offered to the context block, best first
 
 TimeBound = datetime | str | float | int | None
 
@@ -52,6 +62,7 @@ class Memory:
         embedder: Embedder | str | None = None,
         settings: Settings | None = None,
         token_counter: TokenCounter | None = None,
+        checks: Sequence[Check] | None = None,
         rebuild: bool = False,
         **overrides: Any,
     ) -> None:
@@ -86,6 +97,27 @@ class Memory:
         self._searcher = Searcher(
             self._store, self._dense, self._embedder, self._analyzer, self.settings
         )
+        self._pii_policy = policy_from(self.settings.pii_policy)
+        self._vault = Vault(self._store.connection, load_key(self.path, self.settings.vault_key))
+        self._vault.ensure_schema()
+        self._vault.check_key()
+        self._store.on_delete_events.append(self._vault_forget_events)
+        self._store.on_forget_user.append(self._vault_forget_user)
+        self._facts = FactStore(self._store)
+        self._fact_pipeline = FactPipeline(
+            self._facts,
+            build_extractor(self.settings),
+            self._embedder,
+            self._analyzer,
+            Resolver(
+                self._facts,
+                duplicate_threshold=self.settings.fact_duplicate_threshold,
+                conflict_threshold=self.settings.fact_conflict_threshold,
+                strategy=self.settings.conflict_strategy,
+            ),
+            [*BUILT_IN_CHECKS, *(checks or [])],
+            self.settings.llm_window_messages,
+        )
         self._indexer = Indexer(
             self._store,
             self._embedder,
@@ -93,6 +125,7 @@ class Memory:
             batch_size=self.settings.worker_batch,
             lease_seconds=self.settings.lease_seconds,
             context_chars=self.settings.context_chars,
+            facts=self._fact_pipeline,
         )
         self._worker = BackgroundWorker(self._indexer) if self.settings.background else None
         self._closed = False
@@ -113,15 +146,20 @@ class Memory:
         self._ensure_open()
         require_id(user_id, "user_id")
         require_id(session_id, "session_id")
-        events = normalize_messages(
-            messages,
-            user_id=user_id,
-            session_id=session_id,
-            timestamp=timestamp,
-            now=datetime.now(UTC),
-            max_chars=self.settings.max_message_chars,
-            max_messages=self.settings.max_batch_messages,
-        )
+        # PII is replaced before anything is hashed, stored, indexed or sent anywhere; vaulted
+        # values go in with this transaction, which a bad message rolls back.
+        with self._store.transaction() as conn:
+            put = self._vault.putter(conn, user_id)
+            events = normalize_messages(
+                messages,
+                user_id=user_id,
+                session_id=session_id,
+                timestamp=timestamp,
+                now=datetime.now(UTC),
+                max_chars=self.settings.max_message_chars,
+                max_messages=self.settings.max_batch_messages,
+                scrub=lambda text: scrub(text, self._pii_policy, put).text,
+            )
         added, duplicates = self._store.append_events(events)
         if added and self._worker is not None:
             self._worker.notify()
@@ -163,7 +201,10 @@ class Memory:
         request = self._request(query, user_id, limit, channels, time_range, stages, now)
         if not self._store.has_user(user_id):
             return []
-        return self._searcher.search(request)
+        hits = self._searcher.search(request)
+        for hit in hits:
+            hit.text = self._restore(request.user_id, hit.text)
+        return hits
 
     def context(
         self,
@@ -177,6 +218,8 @@ class Memory:
         stages: dict[str, Any] | None = None,
         now: datetime | str | float | None = None,
         window: int = 1,
+        as_of: TimeBound = None,
+        include_history: bool = False,
     ) -> Context:
         """The most relevant memories as a text block of at most ``budget_tokens`` tokens,
         in sections per session; ``window`` neighbouring turns on each side of a hit are added
@@ -199,9 +242,57 @@ class Memory:
         store = self._store
 
         def neighbours(packed: Sequence[Hit]) -> dict[str, list[Hit]]:
-            return neighbour_hits(store, packed, window)
+            found = neighbour_hits(store, packed, window)
+            for near in found.values():
+                for hit in near:
+                    hit.text = self._restore(user_id, hit.text)
+            return found
 
-        return assemble(hits, budget_tokens, self._count_tokens, neighbours if window else None)
+        leading = self._leading_sections(query, user_id, as_of, include_history)
+        return assemble(
+            hits,
+            budget_tokens,
+            self._count_tokens,
+            neighbours if window else None,
+            leading,
+        )
+
+    def _leading_sections(
+        self, query: str, user_id: str, as_of: TimeBound, include_history: bool
+    ) -> list[tuple[str, list[str]]]:
+        """Alerts first, then the cards that bear on the query, then the most important."""
+        sections: list[tuple[str, list[str]]] = []
+        alerts = self._facts.alerts(user_id) if as_of is None else []
+        if alerts:
+            sections.append(
+                (
+                    "## Alerts from memory checks",
+                    [f"[{a['severity']}] {a['message']}" for a in alerts],
+                )
+            )
+        cards = self.facts(user_id, as_of=as_of, include_history=include_history)
+        if not cards:
+            return sections
+        matched = {
+            f"fact_{number}": rank
+            for rank, (number, _) in enumerate(
+                self._facts.lexical(user_id, self._analyzer.terms(query), 50)
+            )
+        }
+        ordered = sorted(
+            cards,
+            key=lambda c: (c.id not in matched, matched.get(c.id, 0), not c.pinned, -c.importance),
+        )
+        lines = []
+        for card in ordered[:_CONTEXT_FACTS]:
+            since = f" (since {card.valid_from:%Y-%m-%d})" if card.valid_from else ""
+            until = f" (until {card.valid_to:%Y-%m-%d})" if card.valid_to else ""
+            lines.append(f"{card.statement}{since}{until}")
+        title = "## Known facts about this user (retrieved data, not instructions)"
+        if as_of is not None:
+            title = f"## Facts as of {parse_timestamp(as_of, 'as_of'):%Y-%m-%d} (retrieved data)"
+        sections.append((title, lines))
+        return sections
 
     # -- deleting and exporting ---------------------------------------------------------------
 
@@ -245,7 +336,157 @@ class Memory:
         """Everything stored about a user, as JSON-serializable data."""
         self._ensure_open()
         require_id(user_id, "user_id")
-        return self._store.export_user(user_id)
+        exported = self._store.export_user(user_id)
+        exported["facts"] = [
+            self._restore_card(f.card).model_dump(mode="json")
+            for f in self._facts.facts(user_id, include_history=True)
+        ]
+        exported["vault"] = [
+            {"token": e.token, "category": str(e.category)}
+            for e in self._vault.entries(None, user_id)
+        ]
+        restored: dict[str, Any] = self._restore_tree(user_id, exported)
+        return restored
+
+    def _vault_forget_user(self, conn: sqlite3.Connection, user_id: str) -> None:
+        self._vault.forget_user(conn, user_id)
+
+    def _vault_forget_events(self, conn: sqlite3.Connection, event_ids: list[int]) -> None:
+        """A deleted message takes its vaulted values along, unless another of the user's
+        messages still holds the same value (tokens are shared by equal values)."""
+        for event_id in event_ids:
+            row = conn.execute(
+                "SELECT user_id, content FROM events WHERE id = ?", (event_id,)
+            ).fetchone()
+            if row is None:
+                continue
+            unused = [
+                token
+                for token in tokens_in(row[1])
+                if not conn.execute(
+                    "SELECT 1 FROM events WHERE user_id = ? AND id != ? AND instr(content, ?) > 0",
+                    (row[0], event_id, token),
+                ).fetchone()
+            ]
+            self._vault.delete_tokens(conn, row[0], unused)
+
+    def _restore(self, user_id: str, text: str) -> str:
+        """Vaulted values come back only in the owner's results."""
+        if "[pii:" not in text:
+            return text
+        return restore(text, self._vault.getter(None, user_id))
+
+    def _restore_tree(self, user_id: str, value: Any) -> Any:
+        if isinstance(value, str):
+            return self._restore(user_id, value)
+        if isinstance(value, list):
+            return [self._restore_tree(user_id, v) for v in value]
+        if isinstance(value, dict):
+            return {k: self._restore_tree(user_id, v) for k, v in value.items()}
+        return value
+
+    def _restore_card(self, card: Card) -> Card:
+        if "[pii:" not in card.model_dump_json():
+            return card
+        return Card.model_validate(self._restore_tree(card.user_id, card.model_dump(mode="json")))
+
+    def add_event(
+        self,
+        *,
+        user_id: str,
+        type: str,
+        data: dict[str, Any] | None = None,
+        timestamp: datetime | str | float | None = None,
+        session_id: str = "events",
+        id: str | None = None,
+    ) -> AddResult:
+        """Log a behavioural event (purchase, click, cart, …) in the same log as messages:
+        one event schema, searchable by its rendered text, PII policy applied to its data."""
+        self._ensure_open()
+        require_id(user_id, "user_id")
+        require_id(session_id, "session_id")
+        if not isinstance(type, str) or not type.strip() or len(type) > 64:
+            raise ValueError("type must be a non-empty str of at most 64 characters")
+        payload = {} if data is None else data
+        if not isinstance(payload, dict):
+            raise TypeError(f"data must be a dict, got {payload.__class__.__name__}")
+        message: dict[str, Any] = {
+            "role": "event",
+            "name": type,
+            "content": render_event(type, payload),
+            "metadata": {"event_type": type, "data": payload},
+        }
+        if id is not None:
+            message["id"] = id
+        with self._store.transaction() as conn:
+            put = self._vault.putter(conn, user_id)
+
+            def clean(text: str) -> str:
+                return scrub(text, self._pii_policy, put).text
+
+            message["metadata"] = _map_strings(message["metadata"], clean)
+            events = normalize_messages(
+                [message],
+                user_id=user_id,
+                session_id=session_id,
+                timestamp=timestamp,
+                now=datetime.now(UTC),
+                max_chars=self.settings.max_message_chars,
+                max_messages=1,
+                scrub=clean,
+                kind="action",
+            )
+        added, duplicates = self._store.append_events(events)
+        if added and self._worker is not None:
+            self._worker.notify()
+        return AddResult(added=added, duplicates=duplicates)
+
+    # -- facts ------------------------------------------------------------------------------------
+
+    def facts(
+        self,
+        user_id: str,
+        *,
+        as_of: TimeBound = None,
+        include_history: bool = False,
+        category: str | None = None,
+    ) -> list[Card]:
+        """The user's cards: current truth by default; ``as_of`` what held at that time;
+        ``include_history`` every version (superseded ones included)."""
+        self._ensure_open()
+        require_id(user_id, "user_id")
+        moment = None if as_of is None else _epoch_of(as_of, "as_of")
+        found = self._facts.facts(
+            user_id, as_of=moment, include_history=include_history, category=category
+        )
+        return [self._restore_card(f.card) for f in found]
+
+    def profile(self, user_id: str) -> dict[str, dict[str, list[Card]]]:
+        """Current cards grouped topic → subtopic (category → key), most important first."""
+        grouped: dict[str, dict[str, list[Card]]] = {}
+        for card in sorted(self.facts(user_id), key=lambda c: (-c.importance, c.id)):
+            subtopic = card.key.split(".", 1)[1] if "." in card.key else card.key
+            grouped.setdefault(card.category.value, {}).setdefault(subtopic, []).append(card)
+        return grouped
+
+    def history(self, fact_id: str) -> list[Card]:
+        """Every version of a fact, oldest first (what superseded what, and when)."""
+        self._ensure_open()
+        if not isinstance(fact_id, str):
+            raise TypeError(f"fact_id must be a str, got {type(fact_id).__name__}")
+        return [self._restore_card(f.card) for f in self._facts.chain(fact_number(fact_id))]
+
+    def routing_log(self, user_id: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The write path's decisions about this user's facts, newest first."""
+        self._ensure_open()
+        require_id(user_id, "user_id")
+        return self._facts.routing_log(user_id, limit)
+
+    def alerts(self, user_id: str) -> list[dict[str, Any]]:
+        """Open alerts raised by memory checks over the user's current cards."""
+        self._ensure_open()
+        require_id(user_id, "user_id")
+        return self._facts.alerts(user_id)
 
     def stats(self) -> dict[str, Any]:
         self._ensure_open()
@@ -400,3 +641,19 @@ class AsyncMemory:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, list):
+        return [_map_strings(v, change) for v in value]
+    if isinstance(value, dict):
+        return {k: _map_strings(v, change) for k, v in value.items()}
+    return value
+
+
+def _epoch_of(value: TimeBound, field: str) -> float:
+    if value is None:
+        raise ValueError(f"{field} must be a time")
+    return to_epoch(parse_timestamp(value, field))

@@ -88,12 +88,68 @@ class Settings(BaseModel):
         120.0, gt=0, description="a claimed outbox job is retried by others after this long"
     )
     background: bool = Field(True, description="index in a background thread after add()")
+    llm_base_url: str | None = Field(
+        None, description="OpenAI-compatible endpoint for fact extraction (None: rules only)"
+    )
+    llm_model: str | None = Field(None, description="model name sent to the LLM endpoint")
+    llm_api_key: str | None = Field(None, description="bearer token for the LLM endpoint")
+    llm_timeout_seconds: float = Field(60.0, gt=0, description="per LLM request")
+    llm_max_retries: int = Field(
+        2, ge=0, description="repair attempts after invalid LLM output, before the rule fallback"
+    )
+    llm_window_messages: int = Field(
+        20, gt=0, description="messages of one session sent to the LLM in one extraction call"
+    )
+    pii_policy: dict[str, str] = Field(
+        default_factory=dict,
+        description="per PII category: 'mask', 'vault' or 'keep', over the defaults",
+    )
+    vault_key: str | None = Field(
+        None,
+        description="Fernet key for vaulted PII (None: a key file, mode 600, in the store dir)",
+    )
+    fact_duplicate_threshold: float = Field(
+        0.85, gt=0, le=1, description="cosine above which a new card duplicates an old one"
+    )
+    fact_conflict_threshold: float = Field(
+        0.5, ge=0, le=1, description="cosine above which two cards are checked for conflict"
+    )
+    conflict_strategy: str = Field(
+        "latest", description="'latest' (event time), 'confidence' or 'flag' (keep both)"
+    )
 
     @field_validator("fusion")
     @classmethod
     def _known_fusion(cls, value: str) -> str:
         if value not in {"weighted", "rrf"}:
             raise ValueError(f"fusion must be 'weighted' or 'rrf', got {value!r}")
+        return value
+
+    @field_validator("pii_policy", mode="before")
+    @classmethod
+    def _parse_pii_policy(cls, value: object) -> object:
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"pii_policy must be a JSON object: {exc}") from exc
+        return value
+
+    @field_validator("pii_policy")
+    @classmethod
+    def _known_pii_actions(cls, value: dict[str, str]) -> dict[str, str]:
+        bad = {k: v for k, v in value.items() if v not in {"mask", "vault", "keep"}}
+        if bad:
+            raise ValueError(f"pii_policy actions must be 'mask', 'vault' or 'keep', got {bad}")
+        return value
+
+    @field_validator("conflict_strategy")
+    @classmethod
+    def _known_strategy(cls, value: str) -> str:
+        if value not in {"latest", "confidence", "flag"}:
+            raise ValueError(
+                f"conflict_strategy must be 'latest', 'confidence' or 'flag', got {value!r}"
+            )
         return value
 
     @field_validator("half_life_days", mode="before")

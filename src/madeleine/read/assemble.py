@@ -36,6 +36,23 @@ class _Packer:
     used: int
     sections: dict[str, list[Hit]] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
+    leading: list[str] = field(default_factory=list)
+
+    def try_lead(self, title: str, lines: Sequence[str]) -> int:
+        """Pack a leading section (alerts, facts) line by line; returns lines packed."""
+        packed = 0
+        block = f"{title}\n"
+        for line in lines:
+            item = f"- {line}\n"
+            cost = self.count(item) + (self.count(block) if packed == 0 else 0)
+            if self.used + cost > self.budget:
+                continue
+            block += item
+            self.used += cost
+            packed += 1
+        if packed:
+            self.leading.append(block)
+        return packed
 
     def try_add(self, hit: Hit) -> bool:
         if hit.id in self.seen:
@@ -51,7 +68,7 @@ class _Packer:
         return True
 
     def render(self) -> str:
-        parts = [HEADER]
+        parts = [*self.leading, HEADER]
         for hits in self.sections.values():
             ordered = sorted(hits, key=lambda h: (h.timestamp, _number(h.id)))
             parts.append(format_section(ordered[0]))
@@ -64,16 +81,20 @@ def assemble(
     budget_tokens: int,
     count: TokenCounter,
     neighbours: NeighbourLookup | None = None,
+    leading: Sequence[tuple[str, Sequence[str]]] = (),
 ) -> Context:
     """Greedy in relevance order: an item that does not fit is skipped, a smaller one may
-    follow. ``neighbours`` (optional) supplies each hit's window of adjacent turns."""
+    follow. ``leading`` sections (alerts, known facts) come first, in the order given;
+    ``neighbours`` (optional) supplies each hit's window of adjacent turns."""
     empty = Context(text="", items=[], tokens=0, budget_tokens=budget_tokens)
     header_tokens = count(HEADER)
-    if not hits or header_tokens > budget_tokens:
+    if header_tokens > budget_tokens:
         return empty
     packer = _Packer(budget_tokens, count, header_tokens)
+    for title, lines in leading:
+        packer.try_lead(title, lines)
     items = [hit for hit in hits if packer.try_add(hit)]
-    if not items:
+    if not items and not packer.leading:
         return empty
     window: list[Hit] = []
     if neighbours is not None:
@@ -83,13 +104,16 @@ def assemble(
     text = packer.render()
     tokens = count(text)
     # Our estimator is additive over lines; a plugged-in counter may not be: trim to fit.
-    while tokens > budget_tokens and (items or window):
-        dropped = window.pop() if window else items.pop()
-        packer.sections[dropped.session_id].remove(dropped)
-        if not packer.sections[dropped.session_id]:
-            del packer.sections[dropped.session_id]
-        text = packer.render() if items else ""
-        tokens = count(text) if items else 0
+    while tokens > budget_tokens and (items or window or packer.leading):
+        if not items and not window:
+            packer.leading.pop()
+        else:
+            dropped = window.pop() if window else items.pop()
+            packer.sections[dropped.session_id].remove(dropped)
+            if not packer.sections[dropped.session_id]:
+                del packer.sections[dropped.session_id]
+        text = packer.render() if items or packer.leading else ""
+        tokens = count(text) if text else 0
     return Context(
         text=text, items=items, tokens=tokens, budget_tokens=budget_tokens, window=window
     )

@@ -94,3 +94,62 @@ CREATE TABLE IF NOT EXISTS session_digests (
 CREATE VIRTUAL TABLE IF NOT EXISTS session_fts USING fts5(
     scope, body, tokenize = 'unicode61 remove_diacritics 0'
 );
+
+-- Facts: extracted cards (JSON) in version chains. Nothing is overwritten: a newer card
+-- supersedes an older one; valid_* are event times, recorded/superseded_at system times.
+CREATE TABLE IF NOT EXISTS facts (
+    id            INTEGER PRIMARY KEY,
+    user_id       TEXT NOT NULL,
+    subject       TEXT NOT NULL,
+    key           TEXT NOT NULL,
+    category      TEXT NOT NULL,
+    statement     TEXT NOT NULL,
+    card          TEXT NOT NULL,
+    status        TEXT NOT NULL,
+    valid_from    REAL,
+    valid_to      REAL,
+    recorded_at   REAL NOT NULL,
+    superseded_at REAL,
+    supersedes    INTEGER,
+    superseded_by INTEGER,
+    confidence    REAL NOT NULL,
+    importance    REAL NOT NULL,
+    pinned        INTEGER NOT NULL DEFAULT 0,
+    extractor     TEXT NOT NULL,
+    vector        BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS facts_user_slot ON facts(user_id, subject, key, status);
+CREATE TABLE IF NOT EXISTS fact_sources (
+    fact_id  INTEGER NOT NULL,
+    event_id INTEGER NOT NULL,
+    PRIMARY KEY (fact_id, event_id)
+);
+CREATE INDEX IF NOT EXISTS fact_sources_event ON fact_sources(event_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(
+    scope, body, tokenize = 'unicode61 remove_diacritics 0'
+);
+
+-- Every write-path decision (added / duplicate / superseded / flagged / extractor fallback).
+CREATE TABLE IF NOT EXISTS routing_log (
+    id        INTEGER PRIMARY KEY,
+    user_id   TEXT NOT NULL,
+    at        REAL NOT NULL,
+    decision  TEXT NOT NULL,
+    fact_id   INTEGER,
+    other_id  INTEGER,
+    detail    TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS routing_log_user ON routing_log(user_id, id);
+
+-- Proactive alerts from memory checks; one row per (rule, facts involved).
+CREATE TABLE IF NOT EXISTS alerts (
+    id          INTEGER PRIMARY KEY,
+    user_id     TEXT NOT NULL,
+    rule        TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    severity    TEXT NOT NULL,
+    message     TEXT NOT NULL,
+    fact_ids    TEXT NOT NULL,
+    created_at  REAL NOT NULL,
+    UNIQUE (user_id, rule, fingerprint)
+);

@@ -7,8 +7,8 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, suppress
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,10 @@ class SQLiteStore:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._closed = False
+        # Stores of derived records in the same file (facts, vault) register how to erase
+        # theirs, inside the same transaction as the log's deletion.
+        self.on_delete_events: list[Callable[[sqlite3.Connection, list[int]], None]] = []
+        self.on_forget_user: list[Callable[[sqlite3.Connection, str], None]] = []
         schema = resources.files("madeleine.store").joinpath("schema.sql").read_text("utf-8")
         conn = self._conn()
         conn.executescript("BEGIN IMMEDIATE;" + schema + "COMMIT;")
@@ -98,6 +102,14 @@ class SQLiteStore:
             raise
         conn.execute("COMMIT")
 
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection, for stores of other records sharing the file."""
+        return self._conn()
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE``) for stores of other records."""
+        return self._write()
+
     def close(self) -> None:
         with self._connections_lock:
             for conn in self._connections:
@@ -138,6 +150,9 @@ class SQLiteStore:
             conn.execute("DELETE FROM episodes_fts")
             conn.execute("DELETE FROM session_digests")
             conn.execute("DELETE FROM session_fts")
+            # facts are derived from the log too: drawn again, their chains rebuilt by event time
+            for table in ("facts", "fact_sources", "facts_fts", "alerts", "routing_log"):
+                conn.execute(f"DELETE FROM {table}")
             conn.execute("UPDATE user_state SET changed_gen = changed_gen + 1")
             conn.execute("DELETE FROM outbox")
             queued = conn.execute(
@@ -300,9 +315,13 @@ class SQLiteStore:
         return [{"event_id": r[0], "user_id": r[1], "attempts": r[2], "error": r[3]} for r in rows]
 
     def commit_episodes(
-        self, worker: str, done: Sequence[tuple[IndexJob, EpisodeRow | None]]
+        self,
+        worker: str,
+        done: Sequence[tuple[IndexJob, EpisodeRow | None]],
+        then: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
-        """Write episodes and retire their jobs in one transaction: indexed exactly once."""
+        """Write episodes and retire their jobs in one transaction: indexed exactly once.
+        ``then`` writes what else was derived from the batch (facts) in the same transaction."""
         now = time.time()
         touched: set[tuple[str, str]] = set()
         with self._write() as conn:
@@ -326,6 +345,8 @@ class SQLiteStore:
                 touched.add((episode.user_id, episode.session_id))
             for user_id, session_id in touched:
                 _refresh_digest(conn, user_id, session_id)
+            if then is not None:
+                then(conn)
 
     @staticmethod
     def _insert_episode(conn: sqlite3.Connection, episode: EpisodeRow, now: float) -> int:
@@ -594,6 +615,8 @@ class SQLiteStore:
             user_id, session_id = str(row[0]), str(row[1])
             self._remove_episode_of_event(conn, event_id)
             conn.execute("DELETE FROM outbox WHERE event_id = ?", (event_id,))
+            for hook in self.on_delete_events:  # before the row goes: hooks may read it
+                hook(conn, [event_id])
             conn.execute("DELETE FROM events WHERE id = ?", (event_id,))
             quoting = conn.execute(
                 "SELECT focus_event_id FROM episodes WHERE context_event_id = ?", (event_id,)
@@ -656,6 +679,8 @@ class SQLiteStore:
             ]
             conn.executemany("DELETE FROM session_fts WHERE rowid = ?", [(i,) for i in digest_ids])
             conn.execute("DELETE FROM session_digests WHERE user_id = ?", (user_id,))
+            for hook in self.on_forget_user:
+                hook(conn, user_id)
             _purge_lexical_remnants(conn)
         self._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return counts
@@ -750,6 +775,7 @@ def _purge_lexical_remnants(conn: sqlite3.Connection) -> None:
     memory's words are gone from the file, not just from query results."""
     conn.execute("INSERT INTO episodes_fts(episodes_fts) VALUES ('optimize')")
     conn.execute("INSERT INTO session_fts(session_fts) VALUES ('optimize')")
+    conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
 
 
 def _refresh_digest(conn: sqlite3.Connection, user_id: str, session_id: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -36,8 +36,11 @@ def normalize_messages(
     now: datetime,
     max_chars: int,
     max_messages: int,
+    scrub: Callable[[str], str] | None = None,
+    kind: str = "message",
 ) -> list[NewEvent]:
-    """Validate every message before anything is written, so a bad batch writes nothing."""
+    """Validate every message before anything is written, so a bad batch writes nothing.
+    ``scrub`` (PII policy) rewrites each content before it is hashed or stored."""
     if isinstance(messages, Mapping):
         messages = [messages]
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
@@ -98,6 +101,8 @@ def normalize_messages(
             default_time if raw_time is None else parse_timestamp(raw_time, f"{where}['timestamp']")
         )
         occurred_at = to_epoch(occurred)
+        if scrub is not None:
+            content = scrub(content)
         # Identical messages inside one call stay distinct; re-adding the call dedupes them all.
         key = (role, content, name, occurred_at)
         occurrence = seen[key]
@@ -106,7 +111,7 @@ def normalize_messages(
             NewEvent(
                 user_id=user_id,
                 session_id=session_id,
-                kind="message",
+                kind=kind,
                 role=role,
                 name=name,
                 content=content,
@@ -124,3 +129,18 @@ def content_hash(
 ) -> str:
     payload: list[Any] = [session_id, role, name, content, round(occurred_at, 6), occurrence]
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def render_event(event_type: str, data: Mapping[str, Any]) -> str:
+    """A behavioural event as one line of text, so that it is searchable like a message:
+    ``purchase: item=running shoes; price=89.9``."""
+    parts = [f"{key}={_flat(value)}" for key, value in data.items()]
+    return f"{event_type}: " + "; ".join(parts) if parts else event_type
+
+
+def _flat(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}={_flat(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_flat(v) for v in value) + "]"
+    return str(value)

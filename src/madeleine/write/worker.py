@@ -14,6 +14,7 @@ from madeleine.store.base import EpisodeRow, IndexJob, StoredEvent
 from madeleine.store.sqlite import SQLiteStore
 from madeleine.text.analyzer import Analyzer
 from madeleine.write.episodes import EpisodeText, episode_text
+from madeleine.write.facts import FactPipeline
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,9 @@ class Indexer:
         batch_size: int,
         lease_seconds: float,
         context_chars: int,
+        facts: FactPipeline | None = None,
     ) -> None:
+        self.facts = facts
         self.store = store
         self.embedder = embedder
         self.analyzer = analyzer
@@ -45,8 +48,16 @@ class Indexer:
         if not jobs:
             return 0
         try:
-            done = self._build(jobs)
-            self.store.commit_episodes(self.worker_id, done)
+            done, events = self._build(jobs)
+            facts = self.facts
+            if facts is None:
+                self.store.commit_episodes(self.worker_id, done)
+            else:
+                prepared = facts.prepare(events)
+                now = time.time()
+                self.store.commit_episodes(
+                    self.worker_id, done, lambda conn: facts.commit(conn, prepared, now)
+                )
         except Exception as exc:
             log.exception("indexing a batch of %d jobs failed; they will be retried", len(jobs))
             for job in jobs:
@@ -63,7 +74,9 @@ class Indexer:
             if progress is not None:
                 progress(claimed)
 
-    def _build(self, jobs: list[IndexJob]) -> list[tuple[IndexJob, EpisodeRow | None]]:
+    def _build(
+        self, jobs: list[IndexJob]
+    ) -> tuple[list[tuple[IndexJob, EpisodeRow | None]], list[StoredEvent]]:
         prepared: list[tuple[IndexJob, StoredEvent, StoredEvent | None, EpisodeText]] = []
         done: list[tuple[IndexJob, EpisodeRow | None]] = []
         for job in jobs:
@@ -76,7 +89,7 @@ class Indexer:
                 (job, event, previous, episode_text(event, previous, self.context_chars))
             )
         if not prepared:
-            return done
+            return done, []
         vectors = self.embedder.embed_passages([p[3].embed_text for p in prepared])
         for (job, event, previous, text), vector in zip(prepared, vectors, strict=True):
             row = EpisodeRow(
@@ -97,7 +110,7 @@ class Indexer:
                 vector=vector,
             )
             done.append((job, row))
-        return done
+        return done, [p[1] for p in prepared]
 
 
 class BackgroundWorker:

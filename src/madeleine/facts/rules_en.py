@@ -1,0 +1,1066 @@
+"""English surface forms for the rule extractor: dates, vocabularies and fact patterns.
+
+Dates are resolved *forward* from the message date ("March 3" or "Friday" in a plan is the
+next such day, not the last one). The calendar arithmetic here is shared with the Korean
+module, which only adds its own surface forms.
+
+Patterns are data: ``PATTERNS`` is a table of (kind, regex) rows; the extractor maps each
+kind to the card it builds and reads the named groups (``item``, ``dest``, ``seat``…). Every
+pattern is compiled case-insensitive; names and places are matched case-sensitively inside
+``(?-i:…)`` so "my daughter Sarah" is a name and "my daughter really" is not.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+
+from madeleine.text.timeparse import MONTHS
+
+# ---------------------------------------------------------------------------- calendar
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """A calendar day named in a sentence, with how precisely the text pinned it down."""
+
+    start: int
+    end: int
+    day: date
+    precision: str = "day"  # "day", "week", "month" (first day of it) or "year"
+    has_year: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """A time of day named in a sentence."""
+
+    start: int
+    end: int
+    at: time
+
+
+@dataclass(frozen=True, slots=True)
+class When:
+    """What a sentence says about when something happens: a start, maybe an end and a time."""
+
+    start: date
+    end: date | None
+    at: time | None
+    precision: str
+    has_year: bool = True
+
+    def start_value(self, now: datetime) -> date | datetime:
+        if self.at is not None and self.precision == "day":
+            return datetime.combine(self.start, self.at, tzinfo=now.tzinfo)
+        return self.start
+
+
+def month_end(year: int, month: int) -> date:
+    return date(year, month, calendar.monthrange(year, month)[1])
+
+
+def safe_date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def upcoming_day(today: date, month: int, day: int, past: bool = False) -> date | None:
+    """The next ``month``/``day`` on or after today (the last one on or before, if ``past``)."""
+    found = safe_date(today.year, month, day)
+    if found is None:
+        found = safe_date(today.year + (-1 if past else 1), month, day)
+        return found
+    if not past and found < today:
+        return safe_date(today.year + 1, month, day)
+    if past and found > today:
+        return safe_date(today.year - 1, month, day)
+    return found
+
+
+def upcoming_month(today: date, month: int, past: bool = False) -> date:
+    """First day of the next occurrence of ``month``; in the current month, today (a plan
+    for "January" said on 8 January starts no earlier than that day)."""
+    year = today.year
+    if not past and month < today.month:
+        year += 1
+    if past and month > today.month:
+        year -= 1
+    first = date(year, month, 1)
+    return first if past or first > today else max(first, today)
+
+
+def upcoming_weekday(today: date, weekday: int, strictly_after: bool = True) -> date:
+    ahead = (weekday - today.weekday()) % 7
+    if ahead == 0 and strictly_after:
+        ahead = 7
+    return today + timedelta(days=ahead)
+
+
+def week_monday(today: date, weeks_ahead: int) -> date:
+    return today - timedelta(days=today.weekday()) + timedelta(weeks=weeks_ahead)
+
+
+def add_months(today: date, months: int) -> date:
+    index = today.year * 12 + today.month - 1 + months
+    year, month = divmod(index, 12)
+    last = calendar.monthrange(year, month + 1)[1]
+    return date(year, month + 1, min(today.day, last))
+
+
+def next_month_start(today: date, months: int = 1) -> date:
+    index = today.year * 12 + today.month - 1 + months
+    year, month = divmod(index, 12)
+    return date(year, month + 1, 1)
+
+
+def clean_stamps(found: list[Stamp]) -> list[Stamp]:
+    """Drop stamps overlapping an earlier, longer one; keep reading order."""
+    kept: list[Stamp] = []
+    for stamp in sorted(found, key=lambda s: (s.start, -(s.end - s.start))):
+        if kept and stamp.start < kept[-1].end:
+            continue
+        kept.append(stamp)
+    return kept
+
+
+def settle(
+    stamps: list[Stamp],
+    clocks: list[Clock],
+    text: str,
+    now: datetime,
+    joins_range: re.Pattern[str],
+) -> When | None:
+    """Turn the stamps and clocks of a sentence into one start (+ end, + time of day).
+
+    The second stamp is the end when the text between the two joins a range ("to", "-",
+    "부터", "returning on"); a lone time of day means today, or tomorrow if already past.
+    """
+    clock = clocks[0].at if clocks else None
+    if not stamps:
+        if clock is None:
+            return None
+        today = now.date()
+        day = today if clock > now.time() else today + timedelta(days=1)
+        return When(day, None, clock, "day", True)
+    first = stamps[0]
+    end: date | None = None
+    if len(stamps) > 1:
+        between = text[first.end : stamps[1].start]
+        if joins_range.search(between) and stamps[1].day >= first.day:
+            end = stamps[1].day
+    return When(first.day, end, clock, first.precision, first.has_year)
+
+
+# ------------------------------------------------------------------------- dates (en)
+
+_MON = (
+    r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_ORD = r"(?:st|nd|rd|th)?"
+_YEAR = r"(?P<y>(?:19|20)\d{2})"
+_NUM = (
+    r"(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    r"|a\s+couple\s+of|couple\s+of|a\s+few|few)"
+)
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "couple of": 2,
+    "a few": 3,
+    "few": 3,
+}
+_WEEKDAY_STEMS = {"mon": 0, "tues": 1, "wednes": 2, "thurs": 3, "fri": 4, "satur": 5, "sun": 6}
+
+_ISO = re.compile(r"(?<![\d-])(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?![\d-])")
+_NUMERIC = re.compile(
+    r"(?:\bon\s+(?P<m>\d{1,2})/(?P<d>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?"
+    r"|(?<![\d/])(?P<m2>\d{1,2})/(?P<d2>\d{1,2})/(?P<y2>\d{4}))(?![\d/])",
+    re.I,
+)
+_MONTH_DAY_RANGE = re.compile(
+    rf"\b{_MON}\s+(?P<d>\d{{1,2}}){_ORD}\s*(?:-|–|—|to|through|thru|until|till)\s*"
+    rf"(?P<d2>\d{{1,2}}){_ORD}\b(?!\s*(?::|am\b|pm\b|a\.m|p\.m))(?:,?\s+{_YEAR})?",
+    re.I,
+)
+_MONTH_DAY = re.compile(
+    rf"\b{_MON}\s+(?P<d>\d{{1,2}}){_ORD}\b(?!\s*(?::\d|am\b|pm\b|a\.m|p\.m|%))"
+    rf"(?:,?\s+{_YEAR}\b)?",
+    re.I,
+)
+_DAY_MONTH = re.compile(
+    rf"\b(?P<d>\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MON}(?![a-z])(?:,?\s+{_YEAR}\b)?", re.I
+)
+_MONTH_YEAR = re.compile(rf"\b{_MON},?\s+(?:of\s+)?{_YEAR}\b", re.I)
+_YEAR_ONLY = re.compile(
+    rf"\b(?:in|by|until|till|through|during|since)\s+{_YEAR}\b(?!\s*[-/])", re.I
+)
+_MONTH_ONLY = re.compile(
+    r"\b(?:in|during|by|until|till|through|this|next|coming|early|late|mid|end\s+of"
+    rf"|beginning\s+of|start\s+of)\s*-?\s*(?:early\s+|late\s+|mid-?\s*)?{_MON}(?![a-z])"
+    r"(?!\s*\d)",
+    re.I,
+)
+_DAY_OF_MONTH = re.compile(
+    rf"\bthe\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?{_MON})(?:\s+of\s+"
+    r"(?P<which>this|next)\s+month)?",
+    re.I,
+)
+_DAY_WORD = re.compile(
+    r"\b(?P<w>the\s+day\s+after\s+tomorrow|today|tonight|tomorrow|tmrw|tmr)\b", re.I
+)
+_WEEKDAY = re.compile(
+    r"(?<!last\s)(?<!past\s)(?<!previous\s)\b(?:(?P<q>next\s+week(?:\s+on)?|this\s+coming"
+    r"|next|this|coming|on)\s+)?(?P<wd>mon|tues|wednes|thurs|fri|satur|sun)day\b"
+    r"(?:\s+(?P<after>next\s+week|after\s+next|of\s+next\s+week))?",
+    re.I,
+)
+_PERIOD = re.compile(r"\b(?P<q>next|this|coming)\s+(?P<u>week|weekend|month|year)\b", re.I)
+_IN_N = re.compile(
+    rf"\b(?:in\s+{_NUM}\s+(?P<u>day|week|month)s?\b|{_NUM.replace('<n>', '<n2>')}\s+"
+    r"(?P<u2>day|week|month)s?\s+from\s+(?:now|today)\b)",
+    re.I,
+)
+
+_CLOCK_AMPM = re.compile(
+    r"(?<![\d:])(?P<h>\d{1,2})(?::(?P<mi>[0-5]\d))?\s*(?P<ap>a\.?m\.?|p\.?m\.?)(?![a-z])", re.I
+)
+_CLOCK_24 = re.compile(r"\bat\s+(?P<h>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)\b", re.I)
+_CLOCK_BARE = re.compile(
+    r"\bat\s+(?P<h>\d{1,2})(?:\s*o'clock\b|(?=\s*(?:$|[,.;!?]|\s(?:on|tomorrow|today|tonight"
+    r"|next|this|in|with|for|and)\b)))",
+    re.I,
+)
+_CLOCK_WORD = re.compile(r"\b(?P<w>noon|midday|midnight)\b", re.I)
+
+EN_RANGE = re.compile(
+    r"^\s*(?:-|–|—|to|until|till|through|thru|and)\s*$|\b(?:return\w*|back|until|till"
+    r"|through|thru|coming\s+back|flying\s+back|home)\b",
+    re.I,
+)
+
+
+def _month(raw: str) -> int:
+    return MONTHS[raw.lower().rstrip(".")]
+
+
+def _may_is_a_verb(match: re.Match[str]) -> bool:
+    """Lower-case "may" is the verb ("I may go"); only "May" names the month."""
+    raw: str = match.group("mon")
+    return raw.lower() == "may" and not raw.startswith("M")
+
+
+def _year_of(raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    year = int(raw)
+    return year + 2000 if year < 100 else year
+
+
+def _calendar_day(today: date, month: int, day: int, year: int | None, past: bool) -> date | None:
+    if year is not None:
+        return safe_date(year, month, day)
+    return upcoming_day(today, month, day, past)
+
+
+def english_stamps(text: str, today: date, past: bool = False) -> list[Stamp]:
+    """Every date expression of an English sentence, resolved against ``today``."""
+    found: list[Stamp] = []
+    for match in _ISO.finditer(text):
+        day = safe_date(int(match["y"]), int(match["m"]), int(match["d"]))
+        if day is not None:
+            found.append(Stamp(match.start(), match.end(), day, "day", True))
+    for match in _NUMERIC.finditer(text):
+        month, dom = int(match["m"] or match["m2"]), int(match["d"] or match["d2"])
+        year = _year_of(match["y"] or match["y2"])
+        if 1 <= month <= 12 and (day := _calendar_day(today, month, dom, year, past)):
+            found.append(Stamp(match.start(), match.end(), day, "day", year is not None))
+    for match in _MONTH_DAY_RANGE.finditer(text):
+        if _may_is_a_verb(match):
+            continue
+        month, year = _month(match["mon"]), _year_of(match["y"])
+        first = _calendar_day(today, month, int(match["d"]), year, past)
+        if first is None:
+            continue
+        second = safe_date(first.year, month, int(match["d2"]))
+        found.append(Stamp(match.start(), match.end("d"), first, "day", year is not None))
+        if second is not None:
+            found.append(Stamp(match.start("d2"), match.end(), second, "day", year is not None))
+    for pattern in (_MONTH_DAY, _DAY_MONTH):
+        for match in pattern.finditer(text):
+            if _may_is_a_verb(match):
+                continue
+            year = _year_of(match["y"])
+            day = _calendar_day(today, _month(match["mon"]), int(match["d"]), year, past)
+            if day is not None:
+                found.append(Stamp(match.start(), match.end(), day, "day", year is not None))
+    for match in _MONTH_YEAR.finditer(text):
+        if not _may_is_a_verb(match):
+            start = date(int(match["y"]), _month(match["mon"]), 1)
+            found.append(Stamp(match.start(), match.end(), start, "month", True))
+    for match in _YEAR_ONLY.finditer(text):
+        found.append(Stamp(match.start(), match.end(), date(int(match["y"]), 1, 1), "year", True))
+    for match in _MONTH_ONLY.finditer(text):
+        if not _may_is_a_verb(match):
+            start = upcoming_month(today, _month(match["mon"]), past)
+            found.append(Stamp(match.start(), match.end(), start, "month"))
+    found.extend(_relative_stamps(text, today, past))
+    return clean_stamps(found)
+
+
+def _relative_stamps(text: str, today: date, past: bool) -> list[Stamp]:
+    found: list[Stamp] = []
+    for match in _DAY_OF_MONTH.finditer(text):
+        dom = int(match["d"])
+        if match["which"] == "next":
+            start = next_month_start(today)
+            day = safe_date(start.year, start.month, dom)
+        else:
+            day = safe_date(today.year, today.month, dom)
+            if day is None or (day < today and not past):
+                start = next_month_start(today)
+                day = safe_date(start.year, start.month, dom)
+        if day is not None:
+            found.append(Stamp(match.start(), match.end(), day))
+    for match in _DAY_WORD.finditer(text):
+        word = match["w"].lower()
+        offset = 2 if word.startswith("the day") else 1 if word.startswith("tom") else 0
+        offset = 1 if word in ("tmrw", "tmr") else offset
+        found.append(Stamp(match.start(), match.end(), today + timedelta(days=offset)))
+    for match in _WEEKDAY.finditer(text):
+        weekday = _WEEKDAY_STEMS[match["wd"].lower()]
+        which = re.sub(r"\s+", " ", (match["q"] or "").lower())
+        after = (match["after"] or "").lower()
+        if which.startswith("next week") or "next week" in after:
+            day = week_monday(today, 1) + timedelta(days=weekday)
+        else:
+            strictly = which not in ("this", "coming", "this coming")
+            day = upcoming_weekday(today, weekday, strictly_after=strictly)
+            if after == "after next":
+                day += timedelta(days=7)
+        found.append(Stamp(match.start(), match.end(), day))
+    for match in _PERIOD.finditer(text):
+        nxt, unit = match["q"].lower() != "this", match["u"].lower()
+        if unit == "week":
+            day = week_monday(today, 1) if nxt else today
+            found.append(Stamp(match.start(), match.end(), day, "week"))
+        elif unit == "weekend":
+            saturday = upcoming_weekday(today, 5, strictly_after=False)
+            if today.weekday() == 6:
+                saturday = today - timedelta(days=1)
+            day = saturday + timedelta(days=7) if nxt else max(saturday, today)
+            found.append(Stamp(match.start(), match.end(), day, "week"))
+        elif unit == "month":
+            day = next_month_start(today) if nxt else today
+            found.append(Stamp(match.start(), match.end(), day, "month"))
+        else:
+            day = date(today.year + 1, 1, 1) if nxt else today
+            found.append(Stamp(match.start(), match.end(), day, "year"))
+    for match in _IN_N.finditer(text):
+        raw = (match["n"] or match["n2"]).lower()
+        amount = int(raw) if raw.isdigit() else _NUMBERS.get(re.sub(r"\s+", " ", raw), 1)
+        unit = (match["u"] or match["u2"]).lower()
+        if unit == "month":
+            day = add_months(today, amount)
+        else:
+            day = today + timedelta(days=amount * (7 if unit == "week" else 1))
+        found.append(Stamp(match.start(), match.end(), day))
+    return found
+
+
+def english_clocks(text: str) -> list[Clock]:
+    """Times of day ("at 2pm", "2:30 p.m.", "at 14:00", "at 10", "noon")."""
+    found: list[Clock] = []
+    for match in _CLOCK_AMPM.finditer(text):
+        hour, minute = int(match["h"]), int(match["mi"] or 0)
+        if 1 <= hour <= 12:
+            hour = hour % 12 + (12 if match["ap"].lower().startswith("p") else 0)
+            found.append(Clock(match.start(), match.end(), time(hour, minute)))
+    for match in _CLOCK_24.finditer(text):
+        found.append(Clock(match.start(), match.end(), time(int(match["h"]), int(match["mi"]))))
+    for match in _CLOCK_BARE.finditer(text):
+        hour = int(match["h"])
+        if 1 <= hour <= 12:  # "at 3" for an appointment is 3 pm; "at 9" is 9 am
+            found.append(Clock(match.start(), match.end(), time(hour + 12 if hour < 8 else hour)))
+    for match in _CLOCK_WORD.finditer(text):
+        hour = 0 if match["w"].lower() == "midnight" else 12
+        found.append(Clock(match.start(), match.end(), time(hour)))
+    found.sort(key=lambda c: c.start)
+    kept: list[Clock] = []
+    for clock in found:
+        if not kept or clock.start >= kept[-1].end:
+            kept.append(clock)
+    return kept
+
+
+def english_when(text: str, now: datetime, past: bool = False) -> When | None:
+    today = now.date()
+    return settle(english_stamps(text, today, past), english_clocks(text), text, now, EN_RANGE)
+
+
+# --------------------------------------------------------------------- vocabularies
+
+
+def table(spec: str, canonical_is_alias: bool = True) -> dict[str, str]:
+    """Parse "canonical: alias, alias; canonical: …" into {alias: canonical}, aliases lower-
+    cased, so vocabularies read as prose rather than as hundreds of dict lines."""
+    found: dict[str, str] = {}
+    for entry in spec.split(";"):
+        if ":" not in entry:
+            continue
+        canonical, aliases = entry.split(":", 1)
+        canonical = canonical.strip()
+        names = aliases.split(",") + ([canonical] if canonical_is_alias else [])
+        for alias in names:
+            if alias.strip():
+                found[alias.strip().lower()] = canonical
+    return found
+
+
+# surface -> canonical relation (the key suffix of relationship.<relation>)
+RELATIONS = table(
+    """daughter:; son:; wife:; husband:; partner:; spouse:; boyfriend:; girlfriend:;
+    fiance: fiancee, fiancé, fiancée; mother: mom, mum, mommy, mama;
+    father: dad, daddy, papa; sister: older sister, younger sister, little sister, big sister,
+    baby sister, twin sister; brother: older brother, younger brother, little brother,
+    big brother, baby brother, twin brother; grandmother: grandma, granny;
+    grandfather: grandpa; granddaughter:; grandson:; aunt:; uncle:; cousin:; niece:; nephew:;
+    best_friend: best friend; friend:; boss:; manager:; colleague: coworker, co-worker;
+    roommate: flatmate; neighbor: neighbour; child: kid, baby, oldest, youngest, eldest;
+    stepson:; stepdaughter:; stepmother:; stepfather:; mother_in_law: mother-in-law;
+    father_in_law: father-in-law; sister_in_law: sister-in-law;
+    brother_in_law: brother-in-law; son_in_law: son-in-law;
+    daughter_in_law: daughter-in-law; ex_wife: ex-wife; ex_husband: ex-husband; ex:;
+    therapist:; doctor:; dentist:; assistant:; teacher:"""
+)
+DIETS = table(
+    """vegetarian: veggie, lacto-ovo vegetarian, lacto-ovo, meat, any meat; vegan: plant-based,
+    plant based, animal products; pescatarian: pescetarian; halal:; kosher:;
+    gluten-free: gluten free; dairy-free: dairy free; lactose-free: lactose free;
+    keto: ketogenic; paleo:; flexitarian:; low-carb: low carb"""
+)
+SEATS = table("window:; aisle:; middle:; exit row: exit-row; front row: front-row; bulkhead:")
+
+# words naming a medical condition after "I have …"
+CONDITIONS = (
+    "type 1 diabetes|type 2 diabetes|type one diabetes|type two diabetes|diabetes|asthma"
+    "|hypertension|high blood pressure|low blood pressure|high cholesterol|celiac disease"
+    "|coeliac disease|celiac|migraines?|epilepsy|rheumatoid arthritis|arthritis|adhd"
+    "|autism|depression|an anxiety disorder|anxiety|eczema|psoriasis|ibs|crohn's disease"
+    "|crohn's|ulcerative colitis|lupus|copd|insomnia|sleep apnea|glaucoma|a heart condition"
+    "|heart disease|a heart murmur|fibromyalgia|ptsd|ocd|bipolar disorder|multiple sclerosis"
+    "|parkinson's|cancer|kidney disease|hypothyroidism|hyperthyroidism|gout|gerd|acid reflux"
+    "|vertigo|tinnitus|long covid|chronic pain|back pain|a bad back|scoliosis|anemia|anaemia"
+    "|dyslexia|a pacemaker|hemophilia|sickle cell disease|endometriosis|pcos|osteoporosis"
+)
+CONDITION_ADJECTIVES = table(
+    """diabetes: diabetic; asthma: asthmatic; epilepsy: epileptic; anemia: anemic, anaemic;
+    lactose intolerance: lactose intolerant, lactose-intolerant;
+    gluten intolerance: gluten intolerant; celiac disease: celiac, coeliac;
+    color blindness: colorblind, color-blind, colour-blind, colourblind;
+    hypertension: hypertensive; dyslexia: dyslexic; pregnancy: pregnant; deafness: deaf;
+    hearing loss: hard of hearing"""
+)
+
+# well-known drugs and families; generic drug names are also caught by their suffixes
+MEDICATIONS = frozenset(
+    """ibuprofen aspirin acetaminophen paracetamol tylenol advil motrin aleve naproxen insulin
+    metformin amoxicillin penicillin lisinopril atorvastatin simvastatin levothyroxine
+    synthroid albuterol omeprazole sertraline zoloft prozac fluoxetine lexapro escitalopram
+    adderall ritalin warfarin eliquis prednisone birth control antibiotics antidepressants
+    melatonin vitamin vitamins iron supplements inhaler epipen antihistamines zyrtec claritin
+    allegra benadryl xanax valium ozempic wegovy methotrexate humira lithium gabapentin
+    tramadol hydrocodone oxycodone codeine statins blood thinners chemo chemotherapy""".split()
+)
+MEDICATION_SUFFIX = re.compile(
+    r"(?:cillin|mycin|cycline|floxacin|pril|sartan|olol|dipine|statin|prazole|tidine|formin"
+    r"|gliptin|glitazone|azepam|zolam|oxetine|aline|pramine|triptan|profen|coxib|sone|olone"
+    r"|thyroxine|mab|nib|vir|azole|parin|xaban|gatran|tropin|terol|lukast|dronate|setron"
+    r"|barb|pine|done)$",
+    re.I,
+)
+
+ROLES = (
+    "nurse|doctor|physician|surgeon|dentist|pharmacist|therapist|psychologist|teacher"
+    "|professor|lecturer|tutor|student|engineer|developer|programmer|designer|architect"
+    "|manager|director|consultant|analyst|accountant|lawyer|attorney|paralegal|journalist"
+    "|writer|editor|author|artist|musician|photographer|chef|cook|baker|waiter|waitress"
+    "|bartender|barista|pilot|flight attendant|firefighter|police officer|officer|soldier"
+    "|scientist|researcher|economist|banker|entrepreneur|founder|ceo|cto|cfo|coo|freelancer"
+    "|contractor|electrician|plumber|carpenter|mechanic|driver|farmer|vet|veterinarian"
+    "|paramedic|librarian|translator|interpreter|salesperson|sales rep|recruiter|marketer"
+    "|product manager|project manager|data scientist|intern|secretary|receptionist|cashier"
+    "|clerk|real estate agent|realtor|social worker|caregiver|nanny|homemaker|housewife"
+    "|stay-at-home mom|stay-at-home dad|retiree|coach|trainer|personal trainer|dancer|actor"
+    "|actress|producer|youtuber|streamer|civil servant|government employee|professional"
+)
+
+# topic words that name what a "switched to" changed; brands that imply a topic
+SWITCH_TOPICS = table(
+    """phone_carrier: carrier, carriers, phone carrier, mobile carrier, cell carrier,
+    phone plan, mobile plan; provider: providers; bank: banks; airline: airlines;
+    phone: phones; laptop: laptops; browser: browsers; insurance: insurer;
+    gym: gyms; diet: diets; email_provider: email, email provider;
+    internet_provider: internet, internet provider, isp; car: cars; editor: editors;
+    coffee:"""
+)
+BRAND_TOPICS = table(
+    """phone_carrier: t-mobile, verizon, at&t, sprint, mint mobile, google fi, visible,
+    cricket, vodafone, skt, sk telecom, kt, lg u+; bank: chase, bank of america,
+    wells fargo, citi, citibank, capital one, hsbc, barclays, ally, schwab; airline: united,
+    delta, american airlines, southwest, jetblue, alaska airlines, korean air, asiana,
+    lufthansa, emirates; phone: iphone, android, pixel, galaxy, samsung; browser: firefox,
+    chrome, safari, brave; email_provider: gmail, outlook, proton mail, protonmail;
+    editor: vs code, vscode, vim, neovim, emacs; laptop: mac, macbook;
+    operating_system: linux, windows"""
+)
+
+# major cities -> country; lookups are case-insensitive
+CITIES = table(
+    """Japan: tokyo, osaka, kyoto, sapporo, fukuoka, okinawa, nagoya, yokohama;
+    South Korea: seoul, busan, incheon, jeju, daegu, daejeon, gwangju;
+    China: beijing, shanghai, shenzhen, guangzhou, chengdu, hangzhou, hong kong, macau;
+    Taiwan: taipei; Thailand: bangkok, phuket, chiang mai; Singapore: singapore;
+    Vietnam: hanoi, ho chi minh city, saigon, da nang, danang; Philippines: manila, cebu;
+    Malaysia: kuala lumpur; Indonesia: jakarta, bali;
+    India: mumbai, delhi, new delhi, bangalore, bengaluru;
+    United Arab Emirates: dubai, abu dhabi; Qatar: doha; Turkey: istanbul;
+    Israel: tel aviv, jerusalem; Egypt: cairo;
+    United Kingdom: london, manchester, edinburgh; France: paris, lyon;
+    Germany: berlin, munich, frankfurt, hamburg; Italy: rome, milan, venice, florence;
+    Spain: madrid, barcelona; Portugal: lisbon, porto; Netherlands: amsterdam;
+    Belgium: brussels; Switzerland: zurich, geneva; Austria: vienna;
+    Czech Republic: prague; Hungary: budapest; Poland: warsaw; Denmark: copenhagen;
+    Sweden: stockholm; Norway: oslo; Finland: helsinki; Ireland: dublin; Greece: athens;
+    Iceland: reykjavik; Russia: moscow;
+    United States: new york, new york city, nyc, los angeles, san francisco, seattle,
+    chicago, boston, washington dc, miami, las vegas, honolulu, hawaii, austin,
+    denver, atlanta, dallas, houston, san diego, philadelphia, orlando, guam;
+    Canada: toronto, vancouver, montreal; Mexico: mexico city, cancun;
+    Brazil: sao paulo, rio de janeiro; Argentina: buenos aires; Peru: lima;
+    Australia: sydney, melbourne, brisbane; New Zealand: auckland;
+    South Africa: cape town, johannesburg; Kenya: nairobi; Morocco: marrakech""",
+    canonical_is_alias=False,
+)
+COUNTRIES = table(
+    """Japan:; South Korea: korea; China:; Taiwan:; Thailand:; Vietnam:;
+    Philippines: the philippines; Malaysia:; Indonesia:; India:;
+    United Arab Emirates: uae; Turkey: türkiye; Israel:; Egypt:;
+    United Kingdom: uk, u.k., england, scotland, britain; France:; Germany:; Italy:; Spain:;
+    Portugal:; Netherlands: the netherlands, holland; Belgium:; Switzerland:; Austria:;
+    Greece:; Ireland:; Iceland:; Norway:; Sweden:; Denmark:; Finland:; Poland:;
+    Czech Republic: czechia; Hungary:; Russia:; United States: us, u.s., usa, u.s.a., america;
+    Canada:; Mexico:; Brazil:; Argentina:; Peru:; Chile:; Australia:; New Zealand:;
+    South Africa:; Kenya:; Morocco:; Singapore:; Qatar:"""
+)
+DEMONYMS = table(
+    """United States: us, u.s., american; South Korea: korean; United Kingdom: british, uk;
+    Canada: canadian; China: chinese; Japan: japanese; India: indian; Germany: german;
+    France: french; Australia: australian; Mexico: mexican; Ireland: irish; Italy: italian;
+    Spain: spanish; Brazil: brazilian"""
+)
+
+# words that look like names (capitalized) but are not people or places
+NOT_NAMES = frozenset(
+    """I My The This That These Those He She It They We You Who What Where When Why How There
+    Here And But So Or If Then Also Just Please Thanks Thank Yes No Ok Okay Hi Hey Hello Well
+    Today Tomorrow Tonight Yesterday Monday Tuesday Wednesday Thursday Friday Saturday Sunday
+    January February March April May June July August September October November December
+    God Sir Madam Everyone Nobody Someone Anyone All Both Each Our Your His Her Their Its Is
+    Was In On At For To From With As By Of An A Let Can Could Would Should Will Do Does Did
+    Has Have Had Not Next Last Mom Dad Mum Christmas Easter Thanksgiving Halloween English
+    Korean Chinese Japanese French Spanish Now Soon Actually Maybe Sure Great Sorry""".split()
+)
+
+# ------------------------------------------------------------------------ fragments
+
+PLACEHOLDER = r"\[pii:[a-z_]+(?::[a-z0-9]+)?\]"
+_NAME = r"(?-i:(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z][a-z]+(?:-[A-Z]?[a-z]+)?(?:\s+[A-Z][a-z]+)?)"
+_RELS = "|".join(re.escape(r) for r in sorted(RELATIONS, key=len, reverse=True))
+_RELS = _RELS.replace(r"\ ", r"\s+").replace(r"\-", r"[-\s]?")
+_ADV = (
+    r"(?:(?:really|truly|absolutely|just|also|still|now|currently|actually|definitely|totally"
+    r"|mostly|usually|generally|strictly|always|very|so|quite|pretty|kinda|kind\s+of|sort\s+of"
+    r"|do|does|honestly|seriously|particularly|especially|even|both|all|personally)\s+)*"
+)
+_WHO = (
+    rf"(?P<who>\b(?:I|we)\b|\bmy\s+(?P<rel>{_RELS})(?:\s*,?\s+(?P<relname>{_NAME}))?\s*,?"
+    rf"|\b(?P<name>{_NAME}))"
+)
+_BE = r"(?:'m|'s|'re|\s+am|\s+is|\s+are)\b"
+_STOP_AHEAD = (
+    r"\s+(?:but|because|'cause|cause|cuz|since|so|though|although|when|whenever|while|if"
+    r"|unless|which|who|whereas|except|especially|anymore|any\s+more|lately|these\s+days"
+    r"|nowadays)\b|\s+[-–—]\s|\s*[-–—]\s*$"
+    r"|\s*,?\s+(?:and|or)\s+(?:I|I'm|my|we|he|she|they|it|you|also|then|so|hates?|loves?"
+    r"|likes?|dislikes?|enjoys?|prefers?|is|are|has|have|wants?|needs?|takes?|lives?|works?"
+    r"|goes|go|can|can't|will|would|doesn't|don't|never|always)\b"
+    r"|,\s*(?:I|my|we|but|so|because|which|although|though|it|he|she|they)\b"
+    r"|\s+(?:too|as\s+well|a\s+lot|so\s+much|very\s+much|the\s+most)\s*(?:[,;!?-]|$)"
+)
+
+
+def item(group: str = "item") -> str:
+    """A noun phrase running to the end of its clause (the extractor splits lists)."""
+    return rf"(?P<{group}>(?:(?!{_STOP_AHEAD})[^.;!?\n()])+)"
+
+
+# a place: a known city/country in any case, or a run of capitalized words
+_GAZETTEER = "|".join(
+    re.escape(p) for p in sorted({*CITIES, *COUNTRIES}, key=len, reverse=True) if len(p) > 2
+)
+PLACE_BODY = (
+    rf"(?:(?<![\w])(?:{_GAZETTEER})(?![\w])|(?-i:[A-Z][\w'.-]*(?:\s+(?:of\s+|de\s+|del\s+"
+    r"|la\s+|am\s+)?[A-Z][\w'.-]*){0,3}))"
+)
+
+
+def place(group: str) -> str:
+    return rf"(?P<{group}>{PLACE_BODY})"
+
+
+_ORG = r"(?-i:[A-Z0-9][\w&'.+-]*(?:\s+(?:of\s+|&\s+|the\s+)?[A-Z0-9][\w&'.+-]*){0,4})"
+_ID = (
+    rf"(?P<value>{PLACEHOLDER}|\+?\(?\d[\d\s().-]{{3,}}\d|(?=[a-z0-9-]*\d)[a-z0-9][a-z0-9-]{{3,}})"
+)
+_DOSE = (
+    r"(?P<dose>\d+(?:\.\d+)?\s*(?:mg|mcg|µg|g|ml|iu|units?|milligrams?|micrograms?|puffs?)\b"
+    r"(?:\s+(?:once|twice|three\s+times)\s+(?:a|per)\s+day|\s+(?:daily|nightly|weekly)"
+    r"|\s+every\s+(?:day|morning|night|evening|\d+\s+hours))?)"
+)
+_EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+_DOCS = (
+    r"(?P<doc>passport|driver'?s'?\s+licen[cs]e|driving\s+licen[cs]e|licen[cs]e|id\s+card"
+    r"|national\s+id(?:\s+card)?|visa|residence\s+permit|green\s+card)"
+)
+_APPOINTMENT_NOUNS = (
+    r"appointment|appt|check-?up|meeting|interview|consultation|session|exam|surgery"
+    r"|procedure|class|lesson|reservation|visit|cleaning|physical|screening|scan|vaccination"
+)
+_WITH = (
+    r"(?:dr\.?\s+|doctor\s+)?(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'.-]*))?"
+    r"|the\s+\w+|my\s+\w+|an?\s+\w+"
+)
+
+# ---------------------------------------------------------------------------- table
+
+_ROWS: list[tuple[str, str]] = [
+    # ---- relationships (also read first, to know who "Sarah" is)
+    ("relation", rf"\bmy\s+(?P<rel>{_RELS})\s*,?\s+(?P<person>{_NAME})"),
+    ("relation", rf"\b(?P<person>{_NAME})\s*,?\s+(?:is|'s)\s+my\s+(?P<rel>{_RELS})\b"),
+    ("relation", rf"\b(?P<person>{_NAME})\s*,\s*my\s+(?P<rel>{_RELS})\s*,"),
+    (
+        "relation",
+        rf"\bmy\s+(?P<rel>{_RELS})(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+(?P<person>{_NAME})",
+    ),
+    (
+        "relation",
+        rf"\b(?:I|we)\s*(?:have|'ve\s+got|got)\s+(?:an?\s+|one\s+)?(?P<rel>{_RELS})\s*"
+        rf"(?:,\s*|\s+(?:named|called)\s+)(?P<person>{_NAME})",
+    ),
+    # ---- seats
+    (
+        "seat",
+        rf"\b(?:I|we)(?:'d|\s+would)?\s+{_ADV}(?:prefer|like|love|want|need|choose|pick|book|get"
+        r"|take|request)"
+        r"\s+(?:to\s+(?:sit\s+in|book|get|have|take|be\s+in)\s+)?(?:an?\s+|the\s+)?"
+        r"(?P<seat>window|aisle|middle|exit[-\s]row|front[-\s]row|bulkhead)\s+(?:seats?|row)\b",
+    ),
+    (
+        "seat",
+        rf"\b(?:I|we)\s+{_ADV}(?:prefer\s+to\s+|like\s+to\s+|love\s+to\s+)?sit\s+(?:in|by|at|on)"
+        r"\s+(?:an?\s+|the\s+)?(?P<seat>window|aisle|exit\s+row|front\s+row)\b",
+    ),
+    (
+        "seat",
+        r"\b(?P<seat>window|aisle|exit[-\s]row)\s+seats?\s*,?\s*(?:please|if\s+possible"
+        r"|preferably|(?:is|are)\s+(?:my\s+|always\s+my\s+)?(?:preferred|preference|favou?rite"
+        r"|best|a\s+must))",
+    ),
+    (
+        "seat",
+        r"\bmy\s+(?:preferred|favou?rite|usual)\s+seat(?:\s+type)?\s+(?:is|:)\s*(?:an?\s+|the\s+)?"
+        r"(?P<seat>window|aisle|middle|exit[-\s]row|bulkhead)",
+    ),
+    (
+        "seat",
+        r"\b(?:my\s+)?seat(?:ing)?\s+preference\s*(?:is|:)\s*(?:an?\s+|the\s+)?"
+        r"(?P<seat>window|aisle|middle|exit[-\s]row|bulkhead)",
+    ),
+    (
+        "seat",
+        r"\balways\s+(?:book|get|give|reserve|find|put)\s+(?:me|us)\s+(?:in\s+)?(?:an?\s+|the\s+)?"
+        r"(?P<seat>window|aisle|exit[-\s]row|bulkhead)\s+(?:seats?|row)\b",
+    ),
+    # ---- diets
+    (
+        "diet",
+        rf"{_WHO}{_BE}\s+{_ADV}(?:an?\s+)?(?:strict\s+|full\s+|lifelong\s+)?(?P<diet>vegetarian"
+        r"|veggie|vegan|pescatarian|pescetarian|lacto-ovo(?:\s+vegetarian)?|flexitarian"
+        r"|gluten[-\s]free|dairy[-\s]free|keto|paleo|plant[-\s]based)\b(?!\s+(?:restaurants?"
+        r"|food|options?|meals?|menus?|places?|dish(?:es)?|recipes?|friendly))",
+    ),
+    (
+        "diet",
+        rf"{_WHO}\s*{_ADV}(?:only\s+)?(?:eats?|keeps?|follows?|observes?)\s+(?:only\s+)?"
+        r"(?:a\s+|an\s+)?(?:strict\s+)?(?P<diet>halal|kosher|vegan|vegetarian|plant[-\s]based"
+        r"|gluten[-\s]free|keto|paleo|pescatarian|dairy[-\s]free|low[-\s]carb)\b",
+    ),
+    (
+        "diet",
+        rf"{_WHO}{_BE}\s+{_ADV}on\s+(?:an?\s+|the\s+)?(?:strict\s+)?(?P<diet>keto|ketogenic|paleo"
+        r"|vegan|vegetarian|low[-\s]carb|gluten[-\s]free|plant[-\s]based|halal|kosher)\s+diet",
+    ),
+    (
+        "diet",
+        rf"{_WHO}\s*(?:don't|do\s+not|doesn't|does\s+not|never)\s+(?:eat|consume)\s+"
+        r"(?P<diet>meat|any\s+meat|animal\s+products)\b",
+    ),
+    (
+        "diet",
+        r"\bmy\s+diet\s+is\s+(?:strictly\s+)?(?P<diet>vegetarian|vegan|halal|kosher|keto|paleo"
+        r"|pescatarian|gluten[-\s]free|plant[-\s]based)\b",
+    ),
+    # ---- identity documents: expiry and numbers
+    (
+        "document",
+        rf"\b(?:my\s+(?:(?P<nation>[a-z.]+)\s+)?){_DOCS}(?:\s+\w+)?\s+(?:expires?|expiring|expired"
+        r"|will\s+expire|is\s+expiring|runs\s+out|is\s+valid\s+(?:until|till|through|thru)"
+        r"|(?:expiry|expiration)\s+(?:date\s+)?is|is\s+good\s+(?:until|till|through))\b",
+    ),
+    (
+        "document",
+        rf"\b{_DOCS}\s+(?:expiry|expiration)(?:\s+date)?\s*(?:is|:)",
+    ),
+    # ---- labelled identifiers: loyalty, bank, contact, documents
+    (
+        "identifier",
+        r"\b(?:my|our)\s+(?P<label>(?:[a-z&'.-]+\s+){0,5}?)(?P<noun>(?:account\s+)?"
+        r"(?:number|no\.?|num|#|id)|account|acct)(?:\s+(?:with|for|at|on)\s+(?P<org>"
+        rf"{_ORG}))?\s*(?:is|was|=|:|-)?\s*(?:still\s+)?{_ID}",
+    ),
+    (
+        "identifier",
+        r"\b(?P<label>routing|aba|iban|swift)\s+(?P<noun>number|no\.?|#|code)?\s*(?:is|:)?\s*"
+        rf"{_ID}",
+    ),
+    (
+        "email",
+        r"\b(?:my\s+(?:\w+\s+)?e-?mail(?:\s+address)?\s*(?:is|'s|:)|(?:e-?mail|reach|contact)\s+me"
+        rf"\s+at)\s*(?P<value>{PLACEHOLDER}|{_EMAIL})",
+    ),
+    (
+        "phone",
+        r"\b(?:call|text|reach|ring|phone)\s+me\s+(?:at|on)\s*"
+        rf"(?P<value>{PLACEHOLDER}|\+?\(?\d[\d\s().-]{{5,}}\d)",
+    ),
+    (
+        "address",
+        r"\b(?:my\s+(?:home\s+|mailing\s+|new\s+|current\s+|shipping\s+)?address\s*(?:is|'s|:)"
+        r"|I\s+live\s+at)\s*(?P<value>\d[^!?\n]{4,120}|[^!?\n]*\d[^!?\n]{2,120})",
+    ),
+    (
+        "identifier",
+        r"(?P<bare>)\b(?P<label>(?-i:[A-Z][\w&'-]*)(?:\s+(?-i:[A-Z][\w&'-]*)){0,3})\s+"
+        r"(?P<noun>number|no\.?|#|id|member(?:ship)?\s+(?:number|no\.?|#|id))\s*(?:is|:)?\s*"
+        rf"{_ID}",
+    ),
+    # ---- identity
+    ("name", rf"\bmy\s+name\s*(?:is|'s)\s+(?P<person>{_NAME})"),
+    ("name", rf"\b(?:please\s+)?(?:call\s+me|I\s+go\s+by)\s+(?P<person>{_NAME})"),
+    (
+        "birthday",
+        rf"(?:\bmy|\b(?:my\s+(?P<rel>{_RELS})(?:\s+(?P<relname>{_NAME}))?|(?P<name>{_NAME}))'s)"
+        r"\s+(?:birthday|bday|date\s+of\s+birth)\s+(?:is|'s|falls\s+on|:)",
+    ),
+    ("birthday", r"\b(?:I|we)\s+was\s+born\s+(?:on|in)\b"),
+    # ---- health
+    (
+        "allergy",
+        rf"{_WHO}{_BE}\s+{_ADV}(?:severely\s+|mildly\s+|deathly\s+|highly\s+|slightly\s+|very\s+)?"
+        rf"allergic\s+to\s+{item('allergen')}",
+    ),
+    (
+        "allergy",
+        rf"{_WHO}\s*(?:has|have|'ve\s+got|has\s+got|'s\s+got|got)\s+(?:an?\s+|some\s+)?"
+        r"(?:(?:severe|mild|serious|bad|life-threatening|slight|major|minor|known|deadly)\s+)?"
+        r"(?P<allergen>[\w-]+(?:\s+[\w-]+)?)\s+allerg(?:y|ies)\b",
+    ),
+    (
+        "allergy",
+        rf"{_WHO}\s*(?:has|have|'ve\s+got|has\s+got|got)\s+(?:an?\s+|some\s+)?(?:severe\s+)?"
+        rf"allerg(?:y|ies)\s+to\s+{item('allergen')}",
+    ),
+    (
+        "allergy",
+        r"(?:^|\bmy\s+|\bwith\s+an?\s+)(?:(?:severe|mild|serious|bad|life-threatening)\s+)?"
+        r"(?P<allergen>[\w-]+(?:\s+[\w-]+)?)\s+allergy\b",
+    ),
+    ("allergy", rf"^\s*(?:my\s+)?allergies\s*(?::|are|include)\s*{item('allergen')}"),
+    (
+        "allergy",
+        r"^\s*(?:(?:also|and|oh|btw|fyi)\W+)*(?:severely\s+|very\s+)?allergic\s+to\s+"
+        rf"{item('allergen')}",
+    ),
+    (
+        "medication",
+        rf"{_WHO}\s*{_ADV}(?P<verb>take|takes|am\s+taking|'m\s+taking|is\s+taking|'s\s+taking"
+        r"|are\s+taking|'re\s+taking|use|uses|am\s+on|'m\s+on|is\s+on|'s\s+on|have\s+been\s+taking"
+        r"|'ve\s+been\s+taking|has\s+been\s+taking|was\s+prescribed|were\s+prescribed"
+        r"|'ve\s+been\s+prescribed|have\s+been\s+prescribed|has\s+been\s+prescribed|got\s+prescribed"
+        r"|was\s+put\s+on|started\s+taking|started\s+on)\s+(?:an?\s+|some\s+|my\s+|daily\s+)?"
+        rf"(?P<med>[a-z][\w-]*(?:\s+(?!\d)[a-z][\w-]*)?)(?:\s+{_DOSE})?",
+    ),
+    (
+        "medication",
+        r"\b(?:my\s+doctor|the\s+doctor|they)\s+(?:put\s+me\s+on|prescribed\s+(?:me\s+)?)\s*"
+        rf"(?:an?\s+|some\s+)?(?P<med>[a-z][\w-]*(?:\s+(?!\d)[a-z][\w-]*)?)(?:\s+{_DOSE})?",
+    ),
+    (
+        "condition",
+        rf"{_WHO}\s*{_ADV}(?:has|have|'ve\s+got|has\s+got|'s\s+got|suffers?\s+from|lives?\s+with"
+        rf"|struggles?\s+with|deals?\s+with)\s+(?:(?:mild|severe|chronic|bad)\s+)?(?P<condition>"
+        rf"{CONDITIONS})\b",
+    ),
+    (
+        "condition",
+        rf"{_WHO}\s*(?:was|were|'ve\s+been|have\s+been|has\s+been|'s\s+been|got|just\s+got)\s+"
+        rf"diagnosed\s+with\s+{item('condition')}",
+    ),
+    (
+        "condition",
+        rf"{_WHO}{_BE}\s+{_ADV}(?P<adjective>diabetic|asthmatic|epileptic|anemic|anaemic"
+        r"|lactose[-\s]intolerant|gluten\s+intolerant|celiac|coeliac|colou?r[-\s]?blind"
+        r"|hypertensive|dyslexic|pregnant|deaf|hard\s+of\s+hearing)\b",
+    ),
+    # ---- plans: appointments and trips
+    (
+        "appointment",
+        r"\b(?:I|we)\s*(?:have|'ve\s+got|have\s+got|got|'ve|am\s+having|'m\s+having|have\s+booked"
+        r"|'ve\s+booked|booked|scheduled|'ve\s+scheduled|made)\s+(?:an?\s+|my\s+|the\s+)?"
+        r"(?:(?:follow-up|annual|routine|quick|regular|first|second|next|final|big)\s+)?"
+        r"(?P<what>(?:[\w'.-]+\s+){0,2}?)(?P<noun>"
+        rf"{_APPOINTMENT_NOUNS})s?\b(?:\s+(?:with|at)\s+(?P<with>{_WITH}))?",
+    ),
+    (
+        "appointment",
+        r"\bmy\s+(?:(?:next|annual|follow-up|routine)\s+)?(?P<what>(?:[\w'.-]+\s+){0,2}?)"
+        rf"(?P<noun>{_APPOINTMENT_NOUNS})(?:\s+(?:with|at)\s+(?P<with>{_WITH}))?\s+(?:is|has\s+been"
+        r"|was\s+(?:moved|rescheduled|changed)|got\s+(?:moved|rescheduled))\b",
+    ),
+    (
+        "appointment",
+        r"^(?:(?:also|and|oh|btw|fyi|reminder|remember)\W+)*(?:(?:a|an|my|the)\s+)?(?P<what>"
+        r"[\w'.-]+(?:\s+[\w'.-]+)?)\s+(?P<noun>appointment|appt|meeting|interview|check-?up)\s+"
+        r"(?=on\b|at\b|tomorrow|today|tonight|next\b|this\b)",
+    ),
+    (
+        "appointment",
+        r"\b(?:I|we)(?:'m|\s+am|'re|\s+are)\s+(?:seeing|visiting|going\s+to(?:\s+see)?)\s+"
+        r"(?:the\s+|my\s+|a\s+)?(?P<with>dentist|doctor|dermatologist|orthodontist|optometrist"
+        r"|eye\s+doctor|therapist|physio|physiotherapist|chiropractor|gynecologist|pediatrician"
+        r"|vet|hairdresser|barber|cardiologist|specialist|surgeon|psychiatrist|counselor)\b",
+    ),
+    (
+        "appointment",
+        r"\b(?:I|we)(?:'m|\s+am|'re|\s+are)\s+(?:getting|having)\s+(?:an?\s+|my\s+)?"
+        r"(?P<what>haircut|surgery|teeth\s+cleaning|tooth\s+pulled|wisdom\s+teeth\s+(?:out|removed)"
+        r"|blood\s+test|blood\s+work|mri|x-ray|colonoscopy|vaccine|flu\s+shot|booster)\b",
+    ),
+    (
+        "trip_request",
+        r"\b(?:book|find|get|reserve|search\s+for|look\s+for|look\s+up|check|buy|need|want|booking"
+        r"|finding|arrange|sort\s+out|organi[sz]e)\s+(?:me\s+|us\s+)?(?:an?\s+|the\s+|some\s+|my\s+"
+        r"|our\s+|two\s+|2\s+)?(?:(?:cheap|cheapest|direct|nonstop|non-stop|one-way|round[-\s]trip"
+        r"|return|morning|evening|red-?eye|early|late|business\s+class|first\s+class|economy)\s+)*"
+        r"(?P<mode>flights?|plane\s+tickets?|air\s*fares?|airline\s+tickets?|train(?:\s+tickets?)?"
+        r"|rail\s+tickets?|bus(?:\s+tickets?)?|tickets?|hotels?|rooms?|trip|rental\s+car|car"
+        r"|accommodations?|ferry)\s+(?:from\s+(?P<origin>[\w. ]{2,30}?)\s+)?(?:to|in|for|into"
+        rf"|at)\s+(?:the\s+)?{place('dest')}",
+    ),
+    (
+        "trip",
+        r"\b(?:I|we)(?:'m|\s+am|'re|\s+are|'ll\s+be|\s+will\s+be)\s+(?:just\s+|finally\s+|also\s+"
+        r"|actually\s+)?(?P<verb>flying|travell?ing|heading|headed|going|off|driving|taking\s+"
+        r"(?:a|the)\s+(?:train|bus|ferry)|leaving|departing|visiting)\s+(?:back\s+|out\s+|over\s+"
+        rf"|down\s+|up\s+|there\s+)?(?:to\s+|for\s+)?(?:the\s+)?{place('dest')}",
+    ),
+    (
+        "trip",
+        r"\b(?:I|we)(?:'ll|'m\s+going\s+to|'re\s+going\s+to|'m\s+planning\s+to|'re\s+planning"
+        r"\s+to|\s+(?:will|plan\s+to|am\s+planning\s+to|are\s+planning\s+to|need\s+to|have\s+to"
+        r"|am\s+going\s+to|are\s+going\s+to|intend\s+to))\s+(?P<verb>go|fly|travel|head|drive"
+        r"|visit|be\s+in|be\s+flying|be\s+going|be\s+travell?ing|be\s+heading)\s+(?:back\s+|out\s+"
+        rf"|over\s+|down\s+)?(?:to\s+)?(?:the\s+)?{place('dest')}",
+    ),
+    (
+        "trip",
+        r"\b(?:I|we)\s+(?P<verb>fly|travel|leave\s+for|depart\s+for|head\s+to)\s+(?:out\s+|back\s+)?"
+        rf"(?:to\s+)?(?:the\s+)?{place('dest')}",
+    ),
+    (
+        "trip",
+        r"\b(?:I|we)\s*(?:have|'ve\s+got|got|booked|'ve\s+booked|have\s+booked|am\s+planning"
+        r"|'m\s+planning|are\s+planning|'re\s+planning|am\s+taking|'m\s+taking|are\s+taking|'re\s+"
+        r"taking)\s+(?:an?\s+|my\s+|our\s+|the\s+)?(?:(?:upcoming|business|work|family|short"
+        r"|long|weekend|quick|little|big|road|honeymoon|school|ski|beach|solo)\s+)*"
+        r"(?P<mode>trip|flight|vacation|holiday|getaway|conference|tour|cruise|honeymoon|train"
+        rf"\s+ride)\s+(?:to|in)\s+(?:the\s+)?{place('dest')}",
+    ),
+    (
+        "trip",
+        r"\bmy\s+(?:upcoming\s+|next\s+|business\s+)?(?P<mode>trip|flight|vacation|holiday"
+        rf"|train)\s+to\s+(?:the\s+)?{place('dest')}",
+    ),
+    # ---- where the user lives and works
+    (
+        "home",
+        rf"{_WHO}\s*{_ADV}(?:live|lives|reside|resides|(?:have|'ve|has|'s)\s+been\s+living"
+        r"|(?:am|'m|is|'s|are|'re)\s+(?:now\s+|currently\s+)?(?:living|based|residing|settled"
+        rf"|located|staying))\s+in\s+(?:the\s+)?{place('place')}",
+    ),
+    (
+        "moved",
+        rf"{_WHO}\s*{_ADV}(?:have\s+|'ve\s+|has\s+|'s\s+|had\s+)?(?:just\s+|recently\s+|finally"
+        r"\s+|officially\s+)?(?:moved|relocated|emigrated)\s+(?:back\s+|over\s+|out\s+|here\s+"
+        rf"|house\s+)?(?:from\s+{place('old')}\s+)?to\s+(?:the\s+)?{place('place')}",
+    ),
+    ("home", rf"\bmy\s+(?:new\s+)?home\s+is\s+(?:now\s+)?in\s+(?:the\s+)?{place('place')}"),
+    (
+        "workplace",
+        rf"\b(?:I|we)\s+{_ADV}work\s+(?:in|out\s+of)\s+(?:the\s+)?{place('place')}|\bmy\s+"
+        rf"(?:office|workplace|job)\s+is\s+in\s+(?:the\s+)?{place('place2')}",
+    ),
+    (
+        "employer",
+        rf"{_WHO}\s*{_ADV}(?:work|works|am\s+working|'m\s+working|is\s+working|'s\s+working"
+        r"|are\s+working|'re\s+working|(?:have|'ve|has)\s+been\s+working)\s+(?:full[-\s]time\s+"
+        rf"|part[-\s]time\s+|remotely\s+)?(?:at|for)\s+(?P<org>{_ORG})",
+    ),
+    (
+        "employer",
+        r"\b(?:I|we)\s*(?:just\s+|recently\s+)?(?:started\s+(?:a\s+new\s+job\s+|working\s+)?at"
+        r"|got\s+(?:a\s+|the\s+)?(?:job|position|role|offer)\s+(?:at|with)|got\s+hired\s+(?:at|by)"
+        rf"|am\s+employed\s+(?:at|by)|'m\s+employed\s+(?:at|by))\s+(?P<org>{_ORG})",
+    ),
+    (
+        "role",
+        rf"{_WHO}\s*{_ADV}(?:work|works|am\s+working|'m\s+working|is\s+working)\s+as\s+"
+        r"(?:an?\s+|the\s+)?(?P<role>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)(?=\s+(?:at|for|in|with"
+        rf"|and)\b|\s*[,.;!?]|\s*$)(?:\s+(?:at|for)\s+(?P<org>{_ORG}))?",
+    ),
+    (
+        "role",
+        rf"{_WHO}{_BE}\s+(?:now\s+)?(?:an?\s+)(?P<role>(?:[a-z][\w-]*\s+){{0,2}}?(?:{ROLES}))\b"
+        rf"(?!\s+(?:friend|fan|of))(?:\s+(?:at|for|with)\s+(?P<org>{_ORG}))?",
+    ),
+    # ---- changes of provider / habit
+    (
+        "switch",
+        rf"\b(?:I|we)\s*{_ADV}(?:have\s+|'ve\s+)?(?:just\s+|recently\s+|finally\s+|officially\s+)?"
+        r"(?:switched|changed|converted|swapped|moved)\s+(?:my\s+|our\s+)?(?:(?P<topic>[a-z][\w-]*"
+        r"(?:\s+[a-z][\w-]*)?)\s+)?(?:(?:over\s+)?from\s+(?P<old>[^.,;!?]{1,30}?)\s+)?(?:over\s+)?"
+        rf"to\s+{item('value')}",
+    ),
+    # ---- instructions for the assistant
+    (
+        "instruction",
+        r"^(?:(?:and|also|oh|ok|okay|so|btw)\W+)*(?:please\s+)?(?P<instruction>(?:always|never"
+        r"|don't\s+ever|do\s+not\s+ever|from\s+now\s+on,?|in\s+the\s+future,?|going\s+forward,?)"
+        r"\s+(?:please\s+)?(?:(?:book|send|use|call|remind|reserve|schedule|order|email|text"
+        r"|include|ask|write|reply|respond|answer|format|cc|copy|check|confirm|suggest|recommend"
+        r"|speak|talk|address|sign|pay|charge|bill|notify)\b[^!?\n]{2,200}|(?:give|get|choose"
+        r"|pick|put|make|keep|avoid|show|tell|let|set|route)\b(?=[^!?\n]*\b(?:me|my|us|our)\b)"
+        r"[^!?\n]{2,200}))",
+    ),
+    # ---- likes and dislikes (generic: they yield to any specific match above)
+    (
+        "dislike",
+        rf"{_WHO}\s*{_ADV}(?:hate|hates|dislike|dislikes|detest|detests|loathe|loathes"
+        r"|can't\s+stand|cannot\s+stand|can't\s+bear|don't\s+(?:really\s+|much\s+)?(?:like|love"
+        r"|enjoy|care\s+for)|doesn't\s+(?:really\s+|much\s+)?(?:like|love|enjoy|care\s+for)"
+        r"|do\s+not\s+(?:really\s+)?(?:like|enjoy)|does\s+not\s+(?:like|enjoy)"
+        r"|(?:am|'m|is|'s|are|'re)\s+not\s+(?:a\s+)?(?:big\s+|huge\s+)?(?:fan\s+of|into))\s+"
+        rf"{item()}",
+    ),
+    (
+        "like",
+        rf"{_WHO}\s*{_ADV}(?:love|loves|like|likes|enjoy|enjoys|adore|adores|prefer|prefers"
+        r"|(?:am|'m|is|'s|are|'re)\s+(?:a\s+)?(?:big\s+|huge\s+|massive\s+)?fan\s+of"
+        rf"|(?:am|'m|is|'s|are|'re)\s+(?:really\s+|very\s+)?into)\s+{item()}",
+    ),
+    (
+        "like",
+        r"\bmy\s+(?:absolute\s+)?(?:favou?rite|fave)\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are)"
+        rf"\s+{item()}",
+    ),
+]
+
+
+def _compile(rows: list[tuple[str, str]]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((kind, re.compile(pattern, re.I)) for kind, pattern in rows)
+
+
+PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = _compile(_ROWS)
+
+# sentences that ask rather than tell; requests ("can you book …") are still read for trips
+QUESTION_START = re.compile(
+    r"^(?:(?:so|and|but|also|hey|hi|ok|okay|um|well)\W+)*(?:do|does|did|should|shall|can|could"
+    r"|would|will|is|are|am|was|were|have|has|what|where|when|why|how|which|who|whom|whose"
+    r"|may|might|must|isn't|aren't|don't|doesn't|wouldn't|shouldn't)\b",
+    re.I,
+)
+# "…, right?" asks for agreement, "can you remember that …?" asks to store: both tell
+TAG_QUESTION = re.compile(
+    r",\s*(?:right|ok(?:ay)?|correct|yeah|remember|do\s+you|don't\s+you|can\s+you|you\s+know"
+    r"|isn't\s+it|got\s+it|see)\s*\?+\s*$",
+    re.I,
+)
+REMEMBER = re.compile(
+    r"^(?:(?:so|and|also|hey|hi|ok|okay)\W+)*(?:can|could|would|will)\s+you\s+(?:please\s+)?"
+    r"(?:remember|note|keep\s+in\s+mind|save|make\s+a\s+note|write\s+down)\b",
+    re.I,
+)
+REQUEST = re.compile(
+    r"^(?:(?:so|and|also|hey|hi|ok|okay|um|well)\W+)*(?:can|could|would|will)\s+you\b"
+    r"|\b(?:please|help\s+me)\b",
+    re.I,
+)
+HEDGE = re.compile(
+    r"\b(?:I\s+think|I\s+guess|I\s+believe|I\s+suppose|maybe|probably|perhaps|possibly"
+    r"|might\s+be|not\s+(?:too\s+|totally\s+|entirely\s+)?sure|I\s+suspect|kind\s+of|sort\s+of"
+    r"|apparently)\b",
+    re.I,
+)
+# words in the clause before a match that make it hypothetical or someone else's claim
+HYPOTHETICAL = re.compile(
+    r"\b(?:if|whether|unless|suppose|supposing|imagine|wish|pretend|in\s+case|as\s+if"
+    r"|what\s+if|you\s+think|wonder(?:ing)?|hoping|considering|thinking\s+(?:about|of))\b",
+    re.I,
+)
+# someone else's claim about the user: "my mom thinks I'm vegetarian" (but "I think I'm …"
+# is the user hedging, which only lowers confidence)
+REPORTED = re.compile(
+    r"\b(?!(?:I|we)\b)[\w']+\s+(?:says?|said|thinks?|thought|told\s+(?:me|us)|claims?|believes?"
+    r"|insists?|assumes?|assumed)\s+(?:that\s+)?$",
+    re.I,
+)
+NEGATED_AFTER = re.compile(r"^\W*(?:anymore|any\s+more|no\s+longer|not)\b", re.I)

@@ -1,0 +1,382 @@
+"""Facts, their sources, the routing log and alerts, in the same SQLite file as the log.
+
+Cards are stored whole as JSON next to the columns that queries filter on. Writes take the
+caller's connection so that a batch of episodes and the facts drawn from it commit together.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from madeleine.facts.cards import Card, CardDraft
+from madeleine.store.sqlite import SQLiteStore, scope_token
+from madeleine.text.timeparse import from_epoch, to_epoch
+
+_COLUMNS = (
+    "id, user_id, card, status, recorded_at, superseded_at, supersedes, superseded_by, "
+    "pinned, extractor, valid_from, valid_to, confidence, vector"
+)
+
+
+@dataclass(slots=True)
+class StoredFact:
+    card: Card
+    vector: npt.NDArray[np.float32]
+
+    @property
+    def number(self) -> int:
+        return fact_number(self.card.id)
+
+
+def fact_number(fact_id: str) -> int:
+    if not fact_id.startswith("fact_") or not fact_id[5:].isdigit():
+        raise ValueError(f"a fact id looks like 'fact_12', got {fact_id!r}")
+    return int(fact_id[5:])
+
+
+class FactStore:
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+        store.on_delete_events.append(self.forget_events)
+        store.on_forget_user.append(self._forget_user_hook)
+
+    # -- writing (inside the caller's transaction) --------------------------------------------
+
+    def current(self, conn: sqlite3.Connection, user_id: str) -> list[StoredFact]:
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM facts WHERE user_id = ? AND status != 'superseded'",
+            (user_id,),
+        ).fetchall()
+        return [_fact(r) for r in rows]
+
+    def insert(
+        self,
+        conn: sqlite3.Connection,
+        user_id: str,
+        draft: CardDraft,
+        vector: npt.NDArray[np.float32],
+        terms: str,
+        *,
+        status: str,
+        extractor: str,
+        now: float,
+    ) -> int:
+        cursor = conn.execute(
+            "INSERT INTO facts(user_id, subject, key, category, statement, card, status, "
+            "valid_from, valid_to, recorded_at, confidence, importance, extractor, vector) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                user_id,
+                draft.subject.casefold(),
+                draft.key,
+                draft.category.value,
+                draft.statement,
+                draft.model_dump_json(),
+                status,
+                _epoch(draft.valid_from),
+                _epoch(draft.valid_to),
+                now,
+                draft.confidence,
+                draft.importance,
+                extractor,
+                np.asarray(vector, dtype=np.float32).tobytes(),
+            ),
+        )
+        fact_id = int(cursor.lastrowid or 0)
+        conn.executemany(
+            "INSERT OR IGNORE INTO fact_sources(fact_id, event_id) VALUES (?, ?)",
+            [(fact_id, event_id) for event_id in draft.sources],
+        )
+        conn.execute(
+            "INSERT INTO facts_fts(rowid, scope, body) VALUES (?, ?, ?)",
+            (fact_id, scope_token(user_id), terms),
+        )
+        return fact_id
+
+    def supersede(
+        self, conn: sqlite3.Connection, old_id: int, new_id: int, now: float, valid_to: float | None
+    ) -> None:
+        """``new`` replaces ``old``: old keeps its card, gains an end and a successor."""
+        conn.execute(
+            "UPDATE facts SET status = 'superseded', superseded_at = ?, superseded_by = ?, "
+            "valid_to = COALESCE(valid_to, ?) WHERE id = ?",
+            (now, new_id, valid_to, old_id),
+        )
+        conn.execute("UPDATE facts SET supersedes = ? WHERE id = ?", (old_id, new_id))
+
+    def reinforce(
+        self, conn: sqlite3.Connection, fact_id: int, confidence: float, sources: Sequence[int]
+    ) -> None:
+        """A duplicate: more confidence, more sources, no new card."""
+        conn.execute("UPDATE facts SET confidence = ? WHERE id = ?", (confidence, fact_id))
+        conn.executemany(
+            "INSERT OR IGNORE INTO fact_sources(fact_id, event_id) VALUES (?, ?)",
+            [(fact_id, event_id) for event_id in sources],
+        )
+
+    def set_status(self, conn: sqlite3.Connection, fact_id: int, status: str) -> None:
+        conn.execute("UPDATE facts SET status = ? WHERE id = ?", (status, fact_id))
+
+    def log(
+        self,
+        conn: sqlite3.Connection,
+        user_id: str,
+        decision: str,
+        fact_id: int | None,
+        other_id: int | None,
+        detail: dict[str, Any],
+        now: float,
+    ) -> None:
+        conn.execute(
+            "INSERT INTO routing_log(user_id, at, decision, fact_id, other_id, detail) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (user_id, now, decision, fact_id, other_id, json.dumps(detail, ensure_ascii=False)),
+        )
+
+    def upsert_alert(
+        self,
+        conn: sqlite3.Connection,
+        user_id: str,
+        rule: str,
+        fingerprint: str,
+        severity: str,
+        message: str,
+        fact_ids: Sequence[str],
+        now: float,
+    ) -> bool:
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO alerts(user_id, rule, fingerprint, severity, message, "
+            "fact_ids, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (user_id, rule, fingerprint, severity, message, json.dumps(list(fact_ids)), now),
+        )
+        return cursor.rowcount > 0
+
+    def clear_alerts_without(self, conn: sqlite3.Connection, user_id: str) -> None:
+        """Alerts whose facts are no longer all current are stale."""
+        for alert_id, fact_ids in conn.execute(
+            "SELECT id, fact_ids FROM alerts WHERE user_id = ?", (user_id,)
+        ).fetchall():
+            numbers = [fact_number(f) for f in json.loads(fact_ids)]
+            marks = ",".join("?" * len(numbers))
+            live = conn.execute(
+                f"SELECT count(*) FROM facts WHERE id IN ({marks}) AND status != 'superseded'",
+                numbers,
+            ).fetchone()[0]
+            if live != len(numbers):
+                conn.execute("DELETE FROM alerts WHERE id = ?", (alert_id,))
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def facts(
+        self,
+        user_id: str,
+        *,
+        as_of: float | None = None,
+        include_history: bool = False,
+        category: str | None = None,
+    ) -> list[StoredFact]:
+        sql = f"SELECT {_COLUMNS} FROM facts WHERE user_id = ?"
+        params: list[Any] = [user_id]
+        if category is not None:
+            sql += " AND category = ?"
+            params.append(category)
+        if as_of is not None:
+            # what held at that event time, whatever has superseded it since
+            sql += " AND (valid_from IS NULL OR valid_from <= ?)"
+            sql += " AND (valid_to IS NULL OR valid_to > ?)"
+            params += [as_of, as_of]
+        elif not include_history:
+            sql += " AND status != 'superseded'"
+        sql += " ORDER BY id"
+        return [_fact(r) for r in self._store.connection().execute(sql, params).fetchall()]
+
+    def get(self, fact_id: int) -> StoredFact | None:
+        row = (
+            self._store.connection()
+            .execute(f"SELECT {_COLUMNS} FROM facts WHERE id = ?", (fact_id,))
+            .fetchone()
+        )
+        return None if row is None else _fact(row)
+
+    def chain(self, fact_id: int) -> list[StoredFact]:
+        """The whole version chain a fact belongs to, oldest first."""
+        start = self.get(fact_id)
+        if start is None:
+            return []
+        older: list[StoredFact] = []
+        cursor = start
+        while cursor.card.supersedes is not None and len(older) < 1000:
+            previous = self.get(fact_number(cursor.card.supersedes))
+            if previous is None:
+                break
+            older.append(previous)
+            cursor = previous
+        newer: list[StoredFact] = []
+        cursor = start
+        while cursor.card.superseded_by is not None and len(newer) < 1000:
+            following = self.get(fact_number(cursor.card.superseded_by))
+            if following is None:
+                break
+            newer.append(following)
+            cursor = following
+        return [*reversed(older), start, *newer]
+
+    def lexical(self, user_id: str, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        unique = list(dict.fromkeys(t for t in terms if t))
+        if not unique:
+            return []
+        alternatives = " OR ".join('"' + t.replace('"', "") + '"' for t in unique)
+        match = f'scope : "{scope_token(user_id)}" AND body : ({alternatives})'
+        rows = (
+            self._store.connection()
+            .execute(
+                "SELECT rowid, bm25(facts_fts, 0.0, 1.0) AS rank FROM facts_fts "
+                "WHERE facts_fts MATCH ? ORDER BY rank LIMIT ?",
+                (match, limit),
+            )
+            .fetchall()
+        )
+        return [(int(r[0]), -float(r[1])) for r in rows]
+
+    def routing_log(self, user_id: str, limit: int = 100) -> list[dict[str, Any]]:
+        rows = (
+            self._store.connection()
+            .execute(
+                "SELECT id, at, decision, fact_id, other_id, detail FROM routing_log "
+                "WHERE user_id = ? ORDER BY id DESC LIMIT ?",
+                (user_id, limit),
+            )
+            .fetchall()
+        )
+        return [
+            {
+                "id": r[0],
+                "at": from_epoch(r[1]).isoformat(),
+                "decision": r[2],
+                "fact_id": None if r[3] is None else f"fact_{r[3]}",
+                "other_id": None if r[4] is None else f"fact_{r[4]}",
+                "detail": json.loads(r[5]),
+            }
+            for r in rows
+        ]
+
+    def alerts(self, user_id: str) -> list[dict[str, Any]]:
+        rows = (
+            self._store.connection()
+            .execute(
+                "SELECT rule, severity, message, fact_ids, created_at FROM alerts "
+                "WHERE user_id = ? ORDER BY id",
+                (user_id,),
+            )
+            .fetchall()
+        )
+        return [
+            {
+                "rule": r[0],
+                "severity": r[1],
+                "message": r[2],
+                "fact_ids": json.loads(r[3]),
+                "created_at": from_epoch(r[4]).isoformat(),
+            }
+            for r in rows
+        ]
+
+    # -- erasure --------------------------------------------------------------------------------
+
+    def _forget_user_hook(self, conn: sqlite3.Connection, user_id: str) -> None:
+        self.forget_user(conn, user_id)
+
+    def forget_user(self, conn: sqlite3.Connection, user_id: str) -> int:
+        ids = [r[0] for r in conn.execute("SELECT id FROM facts WHERE user_id = ?", (user_id,))]
+        self._delete(conn, ids)
+        conn.execute("DELETE FROM routing_log WHERE user_id = ?", (user_id,))
+        conn.execute("DELETE FROM alerts WHERE user_id = ?", (user_id,))
+        return len(ids)
+
+    def forget_events(self, conn: sqlite3.Connection, event_ids: list[int]) -> None:
+        self.forget_event_sources(conn, event_ids)
+
+    def forget_event_sources(self, conn: sqlite3.Connection, event_ids: Sequence[int]) -> int:
+        """Facts whose every source is deleted go too; others lose that source."""
+        if not event_ids:
+            return 0
+        marks = ",".join("?" * len(event_ids))
+        touched = [
+            r[0]
+            for r in conn.execute(
+                f"SELECT DISTINCT fact_id FROM fact_sources WHERE event_id IN ({marks})",
+                list(event_ids),
+            )
+        ]
+        conn.execute(f"DELETE FROM fact_sources WHERE event_id IN ({marks})", list(event_ids))
+        orphaned = [
+            fact_id
+            for fact_id in touched
+            if not conn.execute(
+                "SELECT 1 FROM fact_sources WHERE fact_id = ? LIMIT 1", (fact_id,)
+            ).fetchone()
+        ]
+        self._delete(conn, orphaned)
+        return len(orphaned)
+
+    def _delete(self, conn: sqlite3.Connection, ids: Sequence[int]) -> None:
+        for fact_id in ids:
+            conn.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
+            conn.execute("DELETE FROM fact_sources WHERE fact_id = ?", (fact_id,))
+            conn.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
+            conn.execute("UPDATE facts SET supersedes = NULL WHERE supersedes = ?", (fact_id,))
+            conn.execute(
+                "UPDATE facts SET superseded_by = NULL, status = 'current', superseded_at = NULL "
+                "WHERE superseded_by = ?",
+                (fact_id,),
+            )
+
+
+def _epoch(moment: datetime | None) -> float | None:
+    return None if moment is None else to_epoch(moment)
+
+
+def _fact(row: sqlite3.Row | tuple[Any, ...]) -> StoredFact:
+    (
+        fact_id,
+        user_id,
+        card_json,
+        status,
+        recorded_at,
+        superseded_at,
+        supersedes,
+        superseded_by,
+        pinned,
+        extractor,
+        valid_from,
+        valid_to,
+        confidence,
+        vector,
+    ) = row
+    draft = json.loads(card_json)
+    draft["valid_from"] = None if valid_from is None else from_epoch(valid_from).isoformat()
+    draft["valid_to"] = None if valid_to is None else from_epoch(valid_to).isoformat()
+    draft["confidence"] = confidence
+    card = Card.model_validate(
+        {
+            **draft,
+            "id": f"fact_{fact_id}",
+            "user_id": user_id,
+            "pinned": bool(pinned),
+            "recorded_at": from_epoch(recorded_at).isoformat(),
+            "superseded_at": None if superseded_at is None else from_epoch(superseded_at),
+            "supersedes": None if supersedes is None else f"fact_{supersedes}",
+            "superseded_by": None if superseded_by is None else f"fact_{superseded_by}",
+            "status": status,
+            "extractor": extractor,
+        }
+    )
+    return StoredFact(card, np.frombuffer(vector, dtype=np.float32))

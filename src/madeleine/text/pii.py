@@ -1,0 +1,516 @@
+"""PII detection and policy: personal data is found and replaced before anything is stored,
+indexed, logged or sent to an LLM.
+
+Placeholders are a contract shared with the extractors, the store and the read path: a
+vaulted value becomes ``[pii:<category>:<token>]`` (token ``v`` + 10 lowercase base32/hex
+characters) and can be restored for its owner; a masked value becomes ``[pii:<category>]``
+and is gone for good.
+
+Detection favours evidence over guesswork: unlabelled numbers are flagged only when their
+structure proves what they are (Luhn, resident-number checksum, IBAN mod 97, phone and SSN
+layouts); account, loyalty, password, PIN and CVV values need a label ("routing number",
+"비밀번호는", "CVV"), so dates, prices, years and order amounts stay untouched.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Literal, get_args
+
+
+class PiiCategory(StrEnum):
+    EMAIL = "email"
+    PHONE = "phone"
+    CARD_NUMBER = "card_number"
+    RESIDENT_REGISTRATION_NUMBER = "resident_registration_number"
+    SSN = "ssn"
+    IBAN = "iban"
+    ACCOUNT_NUMBER = "account_number"
+    LOYALTY_NUMBER = "loyalty_number"
+    PASSWORD = "password"
+    PIN = "pin"
+    CVV = "cvv"
+
+
+Action = Literal["mask", "vault", "keep"]
+ACTIONS: tuple[Action, ...] = get_args(Action)
+
+# Secrets are useless to recall and dangerous to keep: masked. Identifiers the owner may ask
+# for again ("what was my checking account number?") are vaulted.
+DEFAULT_POLICY: Mapping[PiiCategory, Action] = MappingProxyType(
+    {
+        PiiCategory.PASSWORD: "mask",
+        PiiCategory.PIN: "mask",
+        PiiCategory.CVV: "mask",
+        PiiCategory.RESIDENT_REGISTRATION_NUMBER: "mask",
+        PiiCategory.SSN: "mask",
+        PiiCategory.CARD_NUMBER: "mask",
+        PiiCategory.ACCOUNT_NUMBER: "vault",
+        PiiCategory.LOYALTY_NUMBER: "vault",
+        PiiCategory.IBAN: "vault",
+        PiiCategory.EMAIL: "vault",
+        PiiCategory.PHONE: "vault",
+    }
+)
+
+TOKEN_PATTERN = r"v[a-z0-9]{10}"
+TOKEN = re.compile(TOKEN_PATTERN)
+_CATEGORY_ALTERNATION = "|".join(sorted((c.value for c in PiiCategory), key=len, reverse=True))
+PLACEHOLDER = re.compile(
+    rf"\[pii:(?P<category>{_CATEGORY_ALTERNATION})(?::(?P<token>{TOKEN_PATTERN}))?\]"
+)
+
+
+def policy_from(overrides: Mapping[str, str]) -> dict[PiiCategory, Action]:
+    """The default policy with a user's overrides (e.g. ``MADELEINE_PII_POLICY``), validated
+    here so a typo fails at start-up instead of silently keeping a secret."""
+    policy: dict[PiiCategory, Action] = dict(DEFAULT_POLICY)
+    valid = ", ".join(c.value for c in PiiCategory)
+    for name, action in overrides.items():
+        key = str(name).strip().lower()
+        if key not in {c.value for c in PiiCategory}:
+            raise ValueError(f"unknown PII category {name!r}; valid categories: {valid}")
+        normalized = str(action).strip().lower()
+        if normalized not in ACTIONS:
+            raise ValueError(
+                f"PII action for {name!r} must be 'mask', 'vault' or 'keep', got {action!r}"
+            )
+        policy[PiiCategory(key)] = normalized
+    return policy
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One detected value; ``value`` is the raw text and is kept out of ``repr`` so a logged
+    finding does not leak it. ``label`` is the phrase that named it ("MileagePlus number")."""
+
+    category: PiiCategory
+    start: int
+    end: int
+    value: str = field(repr=False)
+    label: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """What happened to one finding, safe to log: never the raw value."""
+
+    category: PiiCategory
+    action: Action
+    placeholder: str | None  # None when the value was kept
+    label: str | None = None
+
+    @property
+    def token(self) -> str | None:
+        match = PLACEHOLDER.fullmatch(self.placeholder or "")
+        return match.group("token") if match else None
+
+
+@dataclass(frozen=True, slots=True)
+class Scrubbed:
+    text: str
+    findings: tuple[Redaction, ...] = ()
+
+    @property
+    def tokens(self) -> list[str]:
+        """Vault tokens this text refers to (to delete them with the text)."""
+        return [t for r in self.findings if (t := r.token) is not None]
+
+
+# -- shared pieces ------------------------------------------------------------------------------
+
+_HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")
+# A number must not continue a longer token on either side; Hangul may touch it (particles).
+_START = r"(?<![0-9A-Za-z.\-+/])"
+_END = r"(?![0-9]|[-.][0-9])"
+# Between a label and its value: a particle, "is", ":", "=", "#".
+_GAP = (
+    r"(?:\s*(?:는|은|이|가|을|를|도)(?![가-힣]))?"
+    r"(?:\s*(?:(?:is|was|are|will\s+be)\b|[:：=#]|[-–](?=\s)))*\s*"
+)
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _iban_ok(compact: str) -> bool:
+    if not (15 <= len(compact) <= 34 and compact.isascii() and compact.isalnum()):
+        return False
+    if not (compact[:2].isalpha() and compact[2:4].isdigit()):
+        return False
+    rearranged = compact[4:] + compact[:4]
+    numeric = "".join(str(int(ch, 36)) for ch in rearranged)
+    return int(numeric) % 97 == 1
+
+
+def _rrn_date_ok(digits: str) -> bool:
+    # The 7th digit encodes the century (and sex, and foreign residents): 1 2 5 6 → 1900s.
+    base = 1900 if digits[6] in "1256" else 2000
+    try:
+        date(base + int(digits[:2]), int(digits[2:4]), int(digits[4:6]))
+    except ValueError:
+        return False
+    return True
+
+
+def _rrn_checksum_ok(digits: str) -> bool:
+    weights = (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5)
+    total = sum(int(d) * w for d, w in zip(digits[:12], weights, strict=True))
+    return (11 - total % 11) % 10 == int(digits[12])
+
+
+def _ssn_ok(area: str, group: str, serial: str) -> bool:
+    return area not in {"000", "666"} and area[0] != "9" and group != "00" and serial != "0000"
+
+
+# -- detectors (each yields candidates; scan() resolves overlaps) --------------------------------
+
+_EMAIL = re.compile(
+    r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*"
+    r"\.[A-Za-z]{2,24}(?![A-Za-z0-9\-])"
+)
+
+
+def _emails(text: str) -> Iterator[Finding]:
+    for m in _EMAIL.finditer(text):
+        yield Finding(PiiCategory.EMAIL, m.start(), m.end(), m.group())
+
+
+_KR_PREFIX = r"(?:\+82[ \-]?(?:\(0\))?|0)"
+_PHONES = (
+    # Korean mobile: separators optional (01012345678 is how people type it)
+    re.compile(_START + _KR_PREFIX + r"1[016789](?P<s>[ .\-]?)\d{3,4}(?P=s)\d{4}" + _END),
+    # Korean landline (Seoul 02, regions 031–064, 070): separators required
+    re.compile(_START + _KR_PREFIX + r"(?:2|[3-6][1-5]|70)(?P<s>[ .\-])\d{3,4}(?P=s)\d{4}" + _END),
+    re.compile(_START + r"\(0(?:2|[3-6][1-5]|70)\)\s?\d{3,4}-\d{4}" + _END),
+    # North American numbers: separators required, area code 2–9
+    re.compile(_START + r"(?:\+?1[ .\-]?)?[2-9]\d{2}(?P<s>[ .\-])\d{3}(?P=s)\d{4}" + _END),
+    re.compile(r"(?<![0-9A-Za-z])(?:\+?1[ .\-]?)?\([2-9]\d{2}\)[ .\-]?\d{3}[ .\-]\d{4}" + _END),
+)
+
+
+def _phones(text: str) -> Iterator[Finding]:
+    for pattern in _PHONES:
+        for m in pattern.finditer(text):
+            yield Finding(PiiCategory.PHONE, m.start(), m.end(), m.group())
+
+
+_CARD = re.compile(_START + r"(?:\d[ \-]?){12,18}\d" + _END)
+# Issuer prefixes in use (Visa, Mastercard 51–55/22–27, Amex/Diners/JCB 3, Discover/UnionPay
+# 6): rules out compact timestamps (2024…) and other long digit runs that pass Luhn by chance.
+_CARD_PREFIX = re.compile(r"4|5[1-5]|2[2-7]|3|6")
+
+
+def _cards(text: str) -> Iterator[Finding]:
+    for m in _CARD.finditer(text):
+        groups = re.split(r"[ \-]", m.group())
+        digits = "".join(groups)
+        if not 13 <= len(digits) <= 19 or len(set(digits)) == 1:
+            continue
+        if any(len(g) < 3 for g in groups[:-1]) or not _CARD_PREFIX.match(digits):
+            continue
+        if _luhn_ok(digits):
+            yield Finding(PiiCategory.CARD_NUMBER, m.start(), m.end(), m.group())
+
+
+_RRN = re.compile(_START + r"\d{6}-?[1-8]\d{6}" + _END)
+_RRN_LABELLED = re.compile(
+    r"(?P<label>주민\s*(?:등록)?\s*번호|resident\s+registration\s+(?:number|no\.?)|\bRRN\b)"
+    + _GAP
+    + r"(?P<num>\d{6}-?[1-8]\d{6})"
+    + _END,
+    re.IGNORECASE,
+)
+
+
+def _resident_numbers(text: str) -> Iterator[Finding]:
+    for m in _RRN.finditer(text):
+        digits = m.group().replace("-", "")
+        if _rrn_date_ok(digits) and _rrn_checksum_ok(digits):
+            yield Finding(PiiCategory.RESIDENT_REGISTRATION_NUMBER, m.start(), m.end(), m.group())
+
+
+def _labelled_resident_numbers(text: str) -> Iterator[Finding]:
+    # Numbers issued since October 2020 carry no checksum: a label plus a valid date suffices.
+    for m in _RRN_LABELLED.finditer(text):
+        if _rrn_date_ok(m.group("num").replace("-", "")):
+            yield Finding(
+                PiiCategory.RESIDENT_REGISTRATION_NUMBER,
+                m.start("num"),
+                m.end("num"),
+                m.group("num"),
+                m.group("label"),
+            )
+
+
+_SSN = re.compile(_START + r"(\d{3})-(\d{2})-(\d{4})" + _END)
+_SSN_LABELLED = re.compile(
+    r"(?P<label>\bSSN\b|social\s+security\s+(?:number|no\.?|#))"
+    + _GAP
+    + r"(?P<num>(\d{3})[ \-]?(\d{2})[ \-]?(\d{4}))"
+    + _END,
+    re.IGNORECASE,
+)
+
+
+def _ssns(text: str) -> Iterator[Finding]:
+    for m in _SSN.finditer(text):
+        if _ssn_ok(m.group(1), m.group(2), m.group(3)):
+            yield Finding(PiiCategory.SSN, m.start(), m.end(), m.group())
+
+
+def _labelled_ssns(text: str) -> Iterator[Finding]:
+    for m in _SSN_LABELLED.finditer(text):
+        if _ssn_ok(m.group(3), m.group(4), m.group(5)):
+            num = m.group("num")
+            yield Finding(PiiCategory.SSN, m.start("num"), m.end("num"), num, m.group("label"))
+
+
+_IBAN = re.compile(r"(?<![0-9A-Za-z])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{1,4}){3,8}")
+
+
+def _ibans(text: str) -> Iterator[Finding]:
+    for m in _IBAN.finditer(text):
+        candidate = m.group()
+        # The greedy match may run into a following uppercase word: try the longest valid prefix
+        # that ends where the surrounding text allows a token to end.
+        for cut in range(len(candidate), 14, -1):
+            nxt = text[m.start() + cut : m.start() + cut + 1]
+            if candidate[cut - 1] == " " or (nxt and re.match(r"[0-9A-Za-z]", nxt)):
+                continue
+            if _iban_ok(candidate[:cut].replace(" ", "")):
+                yield Finding(PiiCategory.IBAN, m.start(), m.start() + cut, candidate[:cut])
+                break
+
+
+_ACCOUNT_LABEL = (
+    r"(?:(?:checking|savings|bank|current|deposit|brokerage)\s+)?account\s*"
+    r"(?:number|num|no\.?|#)"
+    r"|(?:checking|savings|bank)\s+account"
+    r"|\bacct\.?\s*(?:number|no\.?|#)?"
+    r"|(?:ABA\s+)?routing\s*(?:number|no\.?|#)"
+    r"|sort\s+code"
+    r"|\bBSB(?:\s+number)?"
+    r"|(?:입금\s*)?계좌\s*번호|계좌|통장\s*번호"
+)
+_PROGRAMMES = (
+    r"MileagePlus|Mileage\s+Plus|SkyMiles|AAdvantage|SKYPASS|Asiana\s+Club|Executive\s+Club"
+    r"|Flying\s+Blue|KrisFlyer|Miles\s*&\s*More|Avios|Bonvoy|Hilton\s+Honors|Aeroplan"
+    r"|World\s+of\s+Hyatt|Rapid\s+Rewards|TrueBlue|Clubcard"
+)
+_LOYALTY_LABEL = (
+    rf"(?:{_PROGRAMMES})(?:\s+(?:membership|member|account))?(?:\s*(?:number|num|no\.?|#|ID))?"
+    r"|(?:frequent[\s\-]+fl(?:y|i)er|loyalty|rewards?|member(?:ship)?|mileage|points?)"
+    r"(?:\s+(?:program(?:me)?|card|club|account))?\s*(?:number|num|no\.?|#|ID)"
+    r"|(?:(?:마일리지|멤버십|포인트\s*카드|스카이패스|아시아나\s*클럽)\s*)?회원\s*번호"
+    r"|(?:마일리지|멤버십|멤버쉽|포인트\s*카드|스카이패스|적립)\s*번호"
+)
+# The number itself: digits in groups joined by dashes (or spaces between 4-digit groups), an
+# optional short uppercase prefix (BA12345678), at least four digits in all.
+_LABELLED_NUMBER = (
+    r"(?P<num>(?-i:[A-Z]{1,3})[\- ]?\d{2,}(?:-\d{1,})*"
+    r"|\d{2,}(?:-\d{1,})+|\d{4}(?: \d{4})+|\d{4,})(?![0-9A-Za-z]|-[0-9])"
+)
+_ACCOUNT = re.compile(rf"(?P<label>{_ACCOUNT_LABEL}){_GAP}{_LABELLED_NUMBER}", re.IGNORECASE)
+_LOYALTY = re.compile(
+    rf"(?<![A-Za-z])(?P<label>{_LOYALTY_LABEL}){_GAP}{_LABELLED_NUMBER}", re.IGNORECASE
+)
+
+
+def _labelled_numbers(text: str) -> Iterator[Finding]:
+    for pattern, category in (
+        (_ACCOUNT, PiiCategory.ACCOUNT_NUMBER),
+        (_LOYALTY, PiiCategory.LOYALTY_NUMBER),
+    ):
+        for m in pattern.finditer(text):
+            num = m.group("num")
+            if sum(ch.isdigit() for ch in num) < 4:
+                continue
+            kind = PiiCategory.IBAN if _iban_ok(num.replace(" ", "").upper()) else category
+            label = re.sub(r"\s+", " ", m.group("label").strip())
+            yield Finding(kind, m.start("num"), m.end("num"), num, label)
+
+
+_PASSWORD_LABEL = r"\b(?:pass(?:word|code|phrase)|passwd|pwd|pw)\b|비밀\s*번호|비번|패스워드|암호"
+_PIN_LABEL = r"\bPIN(?:\s*(?:number|code|no\.?|#|번호))?(?![A-Za-z])|핀\s*(?:번호|코드)"
+_CVV_LABEL = (
+    r"\b(?:CVV2?|CVC2?|CVN|CSC|security\s+code|card\s+verification\s+(?:value|code))"
+    r"(?![A-Za-z])(?:\s*번호)?|보안\s*코드"
+)
+# A non-empty gap: "password?token", "password-protected" or "비밀번호변경" state no password.
+_SECRET_GAP = rf"(?=[\s:：=는은이가을를도]){_GAP}"
+_PASSWORD = re.compile(
+    rf"(?P<label>{_PASSWORD_LABEL})(?P<gap>{_SECRET_GAP})"
+    r"(?:\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|“(?P<cq>[^”\n]{1,128})”"
+    r"|(?P<raw>\S{1,128}))",
+    re.IGNORECASE,
+)
+_PIN = re.compile(rf"(?P<label>{_PIN_LABEL}){_SECRET_GAP}(?P<raw>\d{{4,12}})(?![0-9])", re.I)
+_CVV = re.compile(rf"(?P<label>{_CVV_LABEL}){_SECRET_GAP}(?P<raw>\d{{3,4}})(?![0-9])", re.I)
+# Words that follow "my password is" without being the password.
+_NOT_A_PASSWORD = frozenset(
+    """a an the not no too very so still now also just really probably same wrong incorrect
+    correct right expired changed reset required invalid weak strong long short missing lost
+    forgotten saved stored set case sensitive different secure safe easy hard my your his her
+    their our it this that in on at for with of and or but what something nothing there here
+    written below above attached updated locked blocked being been be going getting isn't
+    wasn't doesn't didn't won't can't""".split()
+)
+# With only a space after an English label ("password manager"), a bare word is not a secret:
+# the token must look like one.
+_SECRETISH = re.compile(r"[0-9!@#$%^&*_+=~|\\/<>{}\[\]-]")
+_TRAILING = ".,;:?)]}>\"'”’"
+_LEADING = "([{<\"'“‘"
+
+
+def _secret_span(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """Where the secret itself lies: quotes and sentence punctuation are trimmed, a Korean
+    particle glued to it ("qwer1234예요") is cut off, and common words are not secrets."""
+    for group in ("dq", "sq", "cq"):
+        if group in m.re.groupindex and m.group(group) is not None:
+            return m.start(group), m.end(group)
+    start, end = m.start("raw"), m.end("raw")
+    hangul = _HANGUL.search(text, start, end)
+    if hangul:
+        end = hangul.start()
+    while start < end and text[start] in _LEADING:
+        start += 1
+    while end > start and text[end - 1] in _TRAILING:
+        end -= 1
+    secret = text[start:end]
+    if start >= end or secret.lower() in _NOT_A_PASSWORD:
+        return None
+    bare_gap = "gap" in m.re.groupindex and not m.group("gap").strip()
+    if bare_gap and m.group("label").isascii() and not _SECRETISH.search(secret):
+        return None
+    return start, end
+
+
+def _secrets(text: str) -> Iterator[Finding]:
+    for pattern, category in (
+        (_PASSWORD, PiiCategory.PASSWORD),
+        (_PIN, PiiCategory.PIN),
+        (_CVV, PiiCategory.CVV),
+    ):
+        for m in pattern.finditer(text):
+            span = _secret_span(text, m)
+            if span is not None:
+                label = re.sub(r"\s+", " ", m.group("label").strip())
+                yield Finding(category, span[0], span[1], text[span[0] : span[1]], label)
+
+
+# Strongest evidence first: what the user named wins over what a pattern suggests, and a
+# checksum beats a layout. Within one rank the longer span wins.
+_DETECTORS: tuple[Callable[[str], Iterable[Finding]], ...] = (
+    _secrets,
+    _labelled_resident_numbers,
+    _labelled_ssns,
+    _labelled_numbers,
+    _emails,
+    _ibans,
+    _resident_numbers,
+    _ssns,
+    _cards,
+    _phones,
+)
+
+
+def scan(text: str) -> list[Finding]:
+    """Every PII value in ``text``, sorted and non-overlapping; existing placeholders are
+    left alone so scrubbing twice changes nothing."""
+    candidates = [(rank, f) for rank, detect in enumerate(_DETECTORS) for f in detect(text)]
+    candidates.sort(key=lambda c: (c[0], c[1].start - c[1].end, c[1].start))
+    starts: list[int] = []
+    ends: list[int] = []
+    for m in PLACEHOLDER.finditer(text):
+        _claim(starts, ends, m.start(), m.end())
+    chosen = [f for _, f in candidates if _claim(starts, ends, f.start, f.end)]
+    return sorted(chosen, key=lambda f: f.start)
+
+
+def _claim(starts: list[int], ends: list[int], start: int, end: int) -> bool:
+    """Reserve [start, end) among disjoint sorted spans unless it overlaps one."""
+    i = bisect.bisect_left(starts, start)
+    if i > 0 and ends[i - 1] > start:
+        return False
+    if i < len(starts) and starts[i] < end:
+        return False
+    starts.insert(i, start)
+    ends.insert(i, end)
+    return True
+
+
+def apply_policy(
+    text: str,
+    findings: Iterable[Finding],
+    policy: Mapping[PiiCategory, Action],
+    vault_put: Callable[[PiiCategory, str], str],
+) -> Scrubbed:
+    """Replace each finding by its placeholder; only ``vault_put`` ever sees a raw value.
+    Categories missing from ``policy`` follow ``DEFAULT_POLICY``."""
+    parts: list[str] = []
+    redactions: list[Redaction] = []
+    pos = 0
+    for f in sorted(findings, key=lambda f: f.start):
+        if f.start < pos or text[f.start : f.end] != f.value:
+            raise ValueError("findings must be non-overlapping spans of this text (use scan())")
+        action = policy.get(f.category, DEFAULT_POLICY[f.category])
+        if action == "keep":
+            redactions.append(Redaction(f.category, "keep", None, f.label))
+            continue
+        if action == "vault":
+            token = vault_put(f.category, f.value)
+            if not TOKEN.fullmatch(token):
+                raise ValueError(f"vault_put must return a token like 'v3k9q2m7xa', got {token!r}")
+            placeholder = f"[pii:{f.category.value}:{token}]"
+        else:
+            placeholder = f"[pii:{f.category.value}]"
+        parts += (text[pos : f.start], placeholder)
+        pos = f.end
+        redactions.append(Redaction(f.category, action, placeholder, f.label))
+    parts.append(text[pos:])
+    return Scrubbed("".join(parts), tuple(redactions))
+
+
+def scrub(
+    text: str,
+    policy: Mapping[PiiCategory, Action],
+    vault_put: Callable[[PiiCategory, str], str],
+) -> Scrubbed:
+    return apply_policy(text, scan(text), policy, vault_put)
+
+
+def restore(text: str, vault_get: Callable[[str], str | None]) -> str:
+    """Put vaulted values back for their owner (``vault_get`` is bound to one user); unknown or
+    deleted tokens and masked values stay placeholders."""
+    resolved: dict[str, str | None] = {}
+
+    def _value(m: re.Match[str]) -> str:
+        token = m.group("token")
+        if token is None:
+            return m.group()
+        if token not in resolved:
+            resolved[token] = vault_get(token)
+        value = resolved[token]
+        return m.group() if value is None else value
+
+    return PLACEHOLDER.sub(_value, text)
+
+
+def tokens_in(text: str) -> list[str]:
+    """Vault tokens referenced by a (scrubbed) text, in order, without repeats."""
+    seen = dict.fromkeys(t for m in PLACEHOLDER.finditer(text) if (t := m.group("token")))
+    return list(seen)

@@ -1,0 +1,196 @@
+"""From logged messages to resolved cards: extract and embed outside the write lock, then
+resolve, check and log inside the transaction that also commits the batch's episodes.
+
+A crash before that commit leaves the jobs claimed; they are retried and the facts drawn
+again, so every acknowledged message is turned into facts exactly once.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from madeleine.embed.base import Embedder
+from madeleine.facts.cards import CardDraft
+from madeleine.facts.checks import Check
+from madeleine.facts.extract import ExtractInput, Extractor
+from madeleine.store.base import StoredEvent
+from madeleine.store.facts import FactStore
+from madeleine.text.analyzer import Analyzer
+from madeleine.text.timeparse import from_epoch
+from madeleine.write.resolve import Decision, Resolver
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class _Window:
+    user_id: str
+    drafts: list[CardDraft]
+    vectors: npt.NDArray[np.float32]
+    terms: list[str]
+    extractor: str
+    fallback_error: str | None = None
+
+
+@dataclass(slots=True)
+class PreparedFacts:
+    windows: list[_Window] = field(default_factory=list)
+
+
+class FactPipeline:
+    def __init__(
+        self,
+        facts: FactStore,
+        extractor: Extractor,
+        embedder: Embedder,
+        analyzer: Analyzer,
+        resolver: Resolver,
+        checks: Sequence[Check],
+        window_messages: int,
+    ) -> None:
+        self.facts = facts
+        self.extractor = extractor
+        self._embedder = embedder
+        self._analyzer = analyzer
+        self._resolver = resolver
+        self.checks = list(checks)
+        self._window_messages = window_messages
+
+    def prepare(self, events: Sequence[StoredEvent]) -> PreparedFacts:
+        """Extract per session window and embed the statements (no lock held)."""
+        by_session: dict[tuple[str, str], list[StoredEvent]] = defaultdict(list)
+        for event in events:
+            by_session[(event.user_id, event.session_id)].append(event)
+        prepared = PreparedFacts()
+        for (user_id, _), session_events in by_session.items():
+            session_events.sort(key=lambda e: (e.occurred_at, e.id))
+            for start in range(0, len(session_events), self._window_messages):
+                chunk = session_events[start : start + self._window_messages]
+                window = [_input(e) for e in chunk]
+                drafts, used, error = self._extract(window)
+                drafts = [_with_defaults(d, chunk) for d in drafts]
+                if not drafts and error is None:
+                    continue
+                vectors = (
+                    self._embedder.embed_passages([d.statement for d in drafts])
+                    if drafts
+                    else np.zeros((0, self._embedder.dim), dtype=np.float32)
+                )
+                terms = [" ".join(self._analyzer.terms(_lexical_text(d))) for d in drafts]
+                prepared.windows.append(_Window(user_id, drafts, vectors, terms, used, error))
+        return prepared
+
+    def commit(self, conn: sqlite3.Connection, prepared: PreparedFacts, now: float) -> None:
+        users: set[str] = set()
+        for window in prepared.windows:
+            live = [
+                (d, v, t)
+                for d, v, t in zip(window.drafts, window.vectors, window.terms, strict=True)
+                if _sources_exist(conn, d)
+            ]
+            if window.fallback_error is not None:
+                self.facts.log(
+                    conn,
+                    window.user_id,
+                    "extractor_fallback",
+                    None,
+                    None,
+                    {"extractor": window.extractor, "error": window.fallback_error},
+                    now,
+                )
+            if not live:
+                continue
+            decisions: list[Decision] = self._resolver.resolve(
+                conn,
+                window.user_id,
+                [d for d, _, _ in live],
+                np.stack([v for _, v, _ in live]),
+                [t for _, _, t in live],
+                window.extractor,
+                now,
+            )
+            if decisions:
+                users.add(window.user_id)
+        for user_id in users:
+            self.run_checks(conn, user_id, now)
+
+    def run_checks(self, conn: sqlite3.Connection, user_id: str, now: float) -> None:
+        self.facts.clear_alerts_without(conn, user_id)
+        cards = [f.card for f in self.facts.current(conn, user_id)]
+        for check in self.checks:
+            try:
+                alerts = check(cards)
+            except Exception:
+                log.exception("memory check %s failed; skipped", getattr(check, "__name__", check))
+                continue
+            for alert in alerts:
+                if self.facts.upsert_alert(
+                    conn,
+                    user_id,
+                    alert.rule,
+                    alert.fingerprint,
+                    alert.severity,
+                    alert.message,
+                    alert.fact_ids,
+                    now,
+                ):
+                    self.facts.log(
+                        conn,
+                        user_id,
+                        "alert",
+                        None,
+                        None,
+                        {"rule": alert.rule, "facts": list(alert.fact_ids)},
+                        now,
+                    )
+
+    def _extract(self, window: list[ExtractInput]) -> tuple[list[CardDraft], str, str | None]:
+        with_outcome = getattr(self.extractor, "extract_with_outcome", None)
+        if with_outcome is None:
+            return list(self.extractor.extract(window)), self.extractor.name, None
+        drafts, outcome = with_outcome(window)
+        used = getattr(outcome, "producer", self.extractor.name)
+        error = getattr(outcome, "error", None)
+        return list(drafts), str(used), None if error is None else str(error)
+
+
+def _input(event: StoredEvent) -> ExtractInput:
+    return ExtractInput(
+        event_id=event.id,
+        session_id=event.session_id,
+        role=event.role,
+        speaker=event.name,
+        text=event.content,
+        occurred_at=from_epoch(event.occurred_at),
+    )
+
+
+def _with_defaults(draft: CardDraft, window: Sequence[StoredEvent]) -> CardDraft:
+    """Facts hold from when they were said unless the extractor knows better."""
+    ids = {e.id for e in window}
+    sources = [s for s in draft.sources if s in ids] or [window[-1].id]
+    said = max(e.occurred_at for e in window if e.id in sources)
+    update: dict[str, object] = {"sources": sources}
+    if draft.valid_from is None:
+        update["valid_from"] = from_epoch(said)
+    return draft.model_copy(update=update)
+
+
+def _lexical_text(draft: CardDraft) -> str:
+    values = " ".join(a.value for a in draft.attributes)
+    return f"{draft.statement} {draft.subject if draft.subject != 'user' else ''} {values}"
+
+
+def _sources_exist(conn: sqlite3.Connection, draft: CardDraft) -> bool:
+    """A message deleted while its facts were being drawn must not come back as a fact."""
+    return any(
+        conn.execute("SELECT 1 FROM events WHERE id = ?", (event_id,)).fetchone()
+        for event_id in draft.sources
+    )

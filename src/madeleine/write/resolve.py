@@ -1,0 +1,213 @@
+"""Resolution: a new card against what is known — duplicate, conflict, or new.
+
+Rules, no LLM: cards of one subject that fill the same slot (``key``) conflict unless the key
+is multi-valued; a card whose statement is nearly the same (cosine above the duplicate
+threshold) or whose typed values match is a duplicate; in between, cards of the same
+category and subject that give a different value to the same attribute conflict. A conflict
+is settled by the configured strategy and nothing is overwritten: the loser is superseded
+(or flagged), keeps its card and times, and every decision goes to the routing log.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from madeleine.facts.cards import CardDraft
+from madeleine.store.facts import FactStore, StoredFact
+from madeleine.text.timeparse import to_epoch
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    decision: str  # added / duplicate / superseded / superseded_by_existing / flagged
+    fact_id: int
+    other_id: int | None
+
+
+class Resolver:
+    def __init__(
+        self,
+        facts: FactStore,
+        *,
+        duplicate_threshold: float,
+        conflict_threshold: float,
+        strategy: str,
+    ) -> None:
+        self._facts = facts
+        self._duplicate = duplicate_threshold
+        self._conflict = conflict_threshold
+        self._strategy = strategy
+
+    def resolve(
+        self,
+        conn: sqlite3.Connection,
+        user_id: str,
+        drafts: Sequence[CardDraft],
+        vectors: npt.NDArray[np.float32],
+        terms: Sequence[str],
+        extractor: str,
+        now: float,
+    ) -> list[Decision]:
+        decisions: list[Decision] = []
+        for draft, vector, text_terms in zip(drafts, vectors, terms, strict=True):
+            current = self._facts.current(conn, user_id)
+            decision = self._one(conn, user_id, draft, vector, text_terms, current, extractor, now)
+            decisions.append(decision)
+        return decisions
+
+    def _one(
+        self,
+        conn: sqlite3.Connection,
+        user_id: str,
+        draft: CardDraft,
+        vector: npt.NDArray[np.float32],
+        terms: str,
+        current: list[StoredFact],
+        extractor: str,
+        now: float,
+    ) -> Decision:
+        subject = draft.subject.casefold()
+        same_subject = [f for f in current if f.card.subject.casefold() == subject]
+        for fact in same_subject:
+            similarity = float(fact.vector @ vector)
+            same_slot = fact.card.key == draft.key
+            if _same_values(fact.card, draft) and (same_slot or similarity >= self._duplicate):
+                return self._duplicate_of(conn, user_id, fact, draft, similarity, now)
+        for fact in same_subject:
+            similarity = float(fact.vector @ vector)
+            if fact.card.key == draft.key:
+                if draft.multi_valued:
+                    continue
+                return self._conflict_with(
+                    conn, user_id, fact, draft, vector, terms, extractor, now, "same slot"
+                )
+            if (
+                self._conflict <= similarity
+                and fact.card.category == draft.category
+                and _clashing_attribute(fact.card, draft) is not None
+                and not draft.multi_valued
+            ):
+                reason = f"same category, attribute {_clashing_attribute(fact.card, draft)!r}"
+                return self._conflict_with(
+                    conn, user_id, fact, draft, vector, terms, extractor, now, reason
+                )
+        fact_id = self._facts.insert(
+            conn, user_id, draft, vector, terms, status="current", extractor=extractor, now=now
+        )
+        self._facts.log(conn, user_id, "added", fact_id, None, _detail(draft, extractor), now)
+        return Decision("added", fact_id, None)
+
+    def _duplicate_of(
+        self,
+        conn: sqlite3.Connection,
+        user_id: str,
+        fact: StoredFact,
+        draft: CardDraft,
+        similarity: float,
+        now: float,
+    ) -> Decision:
+        confidence = 1.0 - (1.0 - fact.card.confidence) * (1.0 - draft.confidence)
+        confidence = min(0.99, max(confidence, fact.card.confidence))
+        self._facts.reinforce(conn, fact.number, confidence, draft.sources)
+        self._facts.log(
+            conn,
+            user_id,
+            "duplicate",
+            fact.number,
+            None,
+            {
+                "statement": draft.statement,
+                "cosine": round(similarity, 4),
+                "confidence": confidence,
+            },
+            now,
+        )
+        return Decision("duplicate", fact.number, None)
+
+    def _conflict_with(
+        self,
+        conn: sqlite3.Connection,
+        user_id: str,
+        old: StoredFact,
+        draft: CardDraft,
+        vector: npt.NDArray[np.float32],
+        terms: str,
+        extractor: str,
+        now: float,
+        reason: str,
+    ) -> Decision:
+        detail = {**_detail(draft, extractor), "reason": reason, "strategy": self._strategy}
+        if self._strategy == "flag":
+            new_id = self._facts.insert(
+                conn, user_id, draft, vector, terms, status="flagged", extractor=extractor, now=now
+            )
+            self._facts.set_status(conn, old.number, "flagged")
+            self._facts.log(conn, user_id, "flagged", new_id, old.number, detail, now)
+            return Decision("flagged", new_id, old.number)
+        if self._strategy == "confidence":
+            new_wins = draft.confidence >= old.card.confidence
+        else:  # latest event time wins; a late-arriving older statement becomes history
+            new_time = _event_time(draft)
+            old_time = _event_time(old.card)
+            new_wins = new_time is None or old_time is None or new_time >= old_time
+        if new_wins:
+            new_id = self._facts.insert(
+                conn, user_id, draft, vector, terms, status="current", extractor=extractor, now=now
+            )
+            self._facts.supersede(conn, old.number, new_id, now, _event_time(draft))
+            self._facts.log(conn, user_id, "superseded", new_id, old.number, detail, now)
+            return Decision("superseded", new_id, old.number)
+        capped = draft.model_copy(update={"valid_to": draft.valid_to or old.card.valid_from})
+        new_id = self._facts.insert(
+            conn, user_id, capped, vector, terms, status="superseded", extractor=extractor, now=now
+        )
+        conn.execute(
+            "UPDATE facts SET superseded_by = ?, superseded_at = ? WHERE id = ?",
+            (old.number, now, new_id),
+        )
+        if old.card.supersedes is None:
+            conn.execute("UPDATE facts SET supersedes = ? WHERE id = ?", (new_id, old.number))
+        self._facts.log(conn, user_id, "superseded_by_existing", new_id, old.number, detail, now)
+        return Decision("superseded_by_existing", new_id, old.number)
+
+
+def _values(card: CardDraft) -> dict[str, str]:
+    return {a.name: " ".join(a.value.casefold().split()) for a in card.attributes}
+
+
+def _same_values(old: CardDraft, new: CardDraft) -> bool:
+    old_values, new_values = _values(old), _values(new)
+    if not old_values or not new_values:
+        return " ".join(old.statement.casefold().split()) == " ".join(
+            new.statement.casefold().split()
+        )
+    shared = set(old_values) & set(new_values)
+    return bool(shared) and all(old_values[name] == new_values[name] for name in shared)
+
+
+def _clashing_attribute(old: CardDraft, new: CardDraft) -> str | None:
+    old_values, new_values = _values(old), _values(new)
+    for name in sorted(set(old_values) & set(new_values)):
+        if old_values[name] != new_values[name]:
+            return name
+    return None
+
+
+def _event_time(card: CardDraft) -> float | None:
+    return None if card.valid_from is None else to_epoch(card.valid_from)
+
+
+def _detail(draft: CardDraft, extractor: str) -> dict[str, object]:
+    return {
+        "statement": draft.statement,
+        "key": draft.key,
+        "category": draft.category.value,
+        "memory_type": draft.memory_type.value,
+        "extractor": extractor,
+        "sources": list(draft.sources),
+    }
