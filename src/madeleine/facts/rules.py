@@ -36,7 +36,7 @@ from madeleine.facts.extract import ExtractInput
 from madeleine.facts.rules_en import When
 from madeleine.text.temporal import parse_time_hint
 
-__all__ = ["RuleExtractor"]
+__all__ = ["RuleExtractor", "slug", "split_sentences"]
 
 BACKSTORY_CHARS = 300
 EXPLICIT = 0.8

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
+from madeleine.text.temporal import NUMBER_WORDS
 from madeleine.text.timeparse import MONTHS
 
 # ---------------------------------------------------------------------------- calendar
@@ -168,26 +169,7 @@ _NUM = (
     r"(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
     r"|a\s+couple\s+of|couple\s+of|a\s+few|few)"
 )
-_NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "a couple of": 2,
-    "couple of": 2,
-    "a few": 3,
-    "few": 3,
-}
+_NUMBERS = NUMBER_WORDS
 _WEEKDAY_STEMS = {"mon": 0, "tues": 1, "wednes": 2, "thurs": 3, "fri": 4, "satur": 5, "sun": 6}
 
 _ISO = re.compile(r"(?<![\d-])(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?![\d-])")

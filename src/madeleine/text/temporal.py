@@ -14,7 +14,8 @@ from datetime import UTC, datetime, timedelta
 
 from madeleine.text.timeparse import MONTHS
 
-_NUMBER_WORDS = {
+# Counted words in relative time expressions ("three weeks ago"); shared with fact rules.
+NUMBER_WORDS = {
     "a": 1,
     "an": 1,
     "one": 1,
@@ -30,6 +31,7 @@ _NUMBER_WORDS = {
     "eleven": 11,
     "twelve": 12,
     "couple of": 2,
+    "a couple of": 2,
     "few": 3,
     "a few": 3,
     "several": 3,
@@ -146,7 +148,7 @@ def _hint(match: re.Match[str], span: tuple[datetime, datetime]) -> TimeHint:
 def _english(query: str, now: datetime, today: datetime) -> TimeHint | None:
     if match := _EN_AGO.search(query):
         raw = match.group(1).lower()
-        amount = int(raw) if raw.isdigit() else _NUMBER_WORDS.get(raw, 1)
+        amount = int(raw) if raw.isdigit() else NUMBER_WORDS.get(raw, 1)
         return _hint(match, _ago(amount, _UNIT_DAYS[match.group(2).lower()], today))
     if match := _EN_REL.search(query):
         phrase = match.group(1).lower()
