@@ -257,3 +257,33 @@ def test_behavioural_events_share_the_log(tmp_path: Path, embedder: Embedder) ->
         with pytest.raises(ValueError, match="type"):
             memory.add_event(user_id="u", type="", data={})
     assert b"mina@example.com" not in _file_bytes(tmp_path / "m" / "memory.db")
+
+
+def test_a_complement_keeps_what_the_older_card_knew(tmp_path: Path, embedder: Embedder) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        memory.add(
+            {"role": "user", "content": "I live in Beijing, China.", "id": "a"},
+            user_id="u",
+            timestamp="2023-01-10T09:00:00Z",
+        )
+        memory.add(
+            {"role": "user", "content": "My passport number is X1234567.", "id": "p1"},
+            user_id="u",
+            timestamp="2024-01-10T09:00:00Z",
+        )
+        memory.wait(timeout=120)
+        memory.add(
+            [
+                {"role": "user", "content": "My passport expires on 2025-02-15.", "id": "p2"},
+                {"role": "user", "content": "I moved to Paris.", "id": "b"},
+            ],
+            user_id="u",
+            timestamp="2024-06-10T09:00:00Z",
+        )
+        memory.wait(timeout=120)
+        current = {c.key: c for c in memory.facts("u")}
+        passport = {a.name: a.value for a in current["identity.passport"].attributes}
+        assert passport.get("expires_on") == "2025-02-15"
+        assert "number" in passport  # carried over from the older version
+        home = {a.name: a.value for a in current["location.home"].attributes}
+        assert home.get("city") == "Paris" and home.get("country") != "China"  # a real change

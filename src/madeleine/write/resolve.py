@@ -155,6 +155,14 @@ class Resolver:
             new_time = _event_time(draft)
             old_time = _event_time(old.card)
             new_wins = new_time is None or old_time is None or new_time >= old_time
+        if new_wins and reason == "same slot" and _clashing_attribute(old.card, draft) is None:
+            # a complement, not a contradiction: "my passport number is …", later "it expires
+            # in May" — the new version keeps what the old one knew
+            known = {a.name for a in draft.attributes}
+            carried = [a for a in old.card.attributes if a.name not in known]
+            if carried:
+                draft = draft.model_copy(update={"attributes": [*draft.attributes, *carried]})
+                detail["carried_over"] = [a.name for a in carried]
         if new_wins:
             new_id = self._facts.insert(
                 conn, user_id, draft, vector, terms, status="current", extractor=extractor, now=now
