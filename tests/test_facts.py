@@ -78,6 +78,8 @@ def test_latest_truth_wins_and_history_stays(tmp_path: Path, embedder: Embedder)
         assert history[0].superseded_by == now[0].id and now[0].supersedes == history[0].id
         everything = memory.facts("u", include_history=True)
         assert len([c for c in everything if c.key == "location.home"]) == 2
+        stats = memory.stats()
+        assert stats["fact_versions"] == stats["facts"] + 1
         decisions = [e["decision"] for e in memory.routing_log("u")]
         assert "superseded" in decisions
         ctx = memory.context("where do I live?", user_id="u")
