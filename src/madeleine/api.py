@@ -8,7 +8,7 @@ import os
 import re
 import shutil
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from madeleine.text.pii import policy_from, restore, scrub, tokens_in
 from madeleine.text.timeparse import parse_timestamp, to_epoch
 from madeleine.text.tokens import TokenCounter, estimate_tokens
 from madeleine.write.facts import FactPipeline
-from madeleine.write.normalize import normalize_messages, render_event, require_id
+from madeleine.write.normalize import map_strings, normalize_messages, render_event, require_id
 from madeleine.write.resolve import Resolver
 from madeleine.write.worker import BackgroundWorker, Indexer
 
@@ -146,6 +146,16 @@ class Memory:
         self._ensure_open()
         require_id(user_id, "user_id")
         require_id(session_id, "session_id")
+        return self._log(messages, user_id, session_id, timestamp, "message")
+
+    def _log(
+        self,
+        messages: object,
+        user_id: str,
+        session_id: str,
+        timestamp: datetime | str | float | None,
+        kind: str,
+    ) -> AddResult:
         # PII is replaced before anything is hashed, stored, indexed or sent anywhere; vaulted
         # values go in with this transaction, which a bad message rolls back.
         with self._store.transaction() as conn:
@@ -159,6 +169,7 @@ class Memory:
                 max_chars=self.settings.max_message_chars,
                 max_messages=self.settings.max_batch_messages,
                 scrub=lambda text: scrub(text, self._pii_policy, put).text,
+                kind=kind,
             )
         added, duplicates = self._store.append_events(events)
         if added and self._worker is not None:
@@ -377,13 +388,7 @@ class Memory:
         return restore(text, self._vault.getter(None, user_id))
 
     def _restore_tree(self, user_id: str, value: Any) -> Any:
-        if isinstance(value, str):
-            return self._restore(user_id, value)
-        if isinstance(value, list):
-            return [self._restore_tree(user_id, v) for v in value]
-        if isinstance(value, dict):
-            return {k: self._restore_tree(user_id, v) for k, v in value.items()}
-        return value
+        return map_strings(value, lambda text: self._restore(user_id, text))
 
     def _restore_card(self, card: Card) -> Card:
         if "[pii:" not in card.model_dump_json():
@@ -418,28 +423,7 @@ class Memory:
         }
         if id is not None:
             message["id"] = id
-        with self._store.transaction() as conn:
-            put = self._vault.putter(conn, user_id)
-
-            def clean(text: str) -> str:
-                return scrub(text, self._pii_policy, put).text
-
-            message["metadata"] = _map_strings(message["metadata"], clean)
-            events = normalize_messages(
-                [message],
-                user_id=user_id,
-                session_id=session_id,
-                timestamp=timestamp,
-                now=datetime.now(UTC),
-                max_chars=self.settings.max_message_chars,
-                max_messages=1,
-                scrub=clean,
-                kind="action",
-            )
-        added, duplicates = self._store.append_events(events)
-        if added and self._worker is not None:
-            self._worker.notify()
-        return AddResult(added=added, duplicates=duplicates)
+        return self._log([message], user_id, session_id, timestamp, "action")
 
     # -- facts ------------------------------------------------------------------------------------
 
@@ -641,16 +625,6 @@ class AsyncMemory:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-
-def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, list):
-        return [_map_strings(v, change) for v in value]
-    if isinstance(value, dict):
-        return {k: _map_strings(v, change) for k, v in value.items()}
-    return value
 
 
 def _epoch_of(value: TimeBound, field: str) -> float:

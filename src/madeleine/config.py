@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from madeleine.text.pii import policy_from
 
 ENV_PREFIX = "MADELEINE_"
 
@@ -125,22 +127,20 @@ class Settings(BaseModel):
             raise ValueError(f"fusion must be 'weighted' or 'rrf', got {value!r}")
         return value
 
-    @field_validator("pii_policy", mode="before")
+    @field_validator("pii_policy", "half_life_days", mode="before")
     @classmethod
-    def _parse_pii_policy(cls, value: object) -> object:
-        if isinstance(value, str):
+    def _parse_json_object(cls, value: object, info: ValidationInfo) -> object:
+        if isinstance(value, str):  # from the environment: JSON, e.g. '{"turn": 180}'
             try:
                 return json.loads(value)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"pii_policy must be a JSON object: {exc}") from exc
+                raise ValueError(f"{info.field_name} must be a JSON object: {exc}") from exc
         return value
 
     @field_validator("pii_policy")
     @classmethod
-    def _known_pii_actions(cls, value: dict[str, str]) -> dict[str, str]:
-        bad = {k: v for k, v in value.items() if v not in {"mask", "vault", "keep"}}
-        if bad:
-            raise ValueError(f"pii_policy actions must be 'mask', 'vault' or 'keep', got {bad}")
+    def _known_pii_policy(cls, value: dict[str, str]) -> dict[str, str]:
+        policy_from(value)  # the one check of categories and actions; raises ValueError
         return value
 
     @field_validator("conflict_strategy")
@@ -150,16 +150,6 @@ class Settings(BaseModel):
             raise ValueError(
                 f"conflict_strategy must be 'latest', 'confidence' or 'flag', got {value!r}"
             )
-        return value
-
-    @field_validator("half_life_days", mode="before")
-    @classmethod
-    def _parse_half_lives(cls, value: object) -> object:
-        if isinstance(value, str):  # from the environment: JSON, e.g. '{"turn": 180}'
-            try:
-                return json.loads(value)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"half_life_days must be a JSON object: {exc}") from exc
         return value
 
     @field_validator("half_life_days")

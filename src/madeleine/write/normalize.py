@@ -40,7 +40,8 @@ def normalize_messages(
     kind: str = "message",
 ) -> list[NewEvent]:
     """Validate every message before anything is written, so a bad batch writes nothing.
-    ``scrub`` (PII policy) rewrites each content before it is hashed or stored."""
+    ``scrub`` (PII policy) rewrites each content, and every string in its metadata, before
+    it is hashed or stored."""
     if isinstance(messages, Mapping):
         messages = [messages]
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
@@ -103,6 +104,7 @@ def normalize_messages(
         occurred_at = to_epoch(occurred)
         if scrub is not None:
             content = scrub(content)
+            metadata = map_strings(metadata, scrub)
         # Identical messages inside one call stay distinct; re-adding the call dedupes them all.
         key = (role, content, name, occurred_at)
         occurrence = seen[key]
@@ -144,3 +146,14 @@ def _flat(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_flat(v) for v in value) + "]"
     return str(value)
+
+
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """``change`` applied to every string inside nested dicts and lists."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, list | tuple):
+        return [map_strings(v, change) for v in value]
+    if isinstance(value, Mapping):
+        return {k: map_strings(v, change) for k, v in value.items()}
+    return value
