@@ -115,6 +115,7 @@ def test_context_sections_windows_and_dedupe(memory: Memory) -> None:
     lines = [line for line in ctx.text.splitlines() if line.startswith("- [")]
     assert len(lines) == len(set(lines)) == len(ctx.items) + len(ctx.window)
     assert {h.id for h in ctx.items}.isdisjoint({h.id for h in ctx.window})
+    assert ctx.window  # the hits brought neighbouring turns along
     assert all(h.explain["window_of"] in {i.id for i in ctx.items} for h in ctx.window)
     # one section per session, turns in the order they were said
     sessions = {h.session_id for h in ctx.items + ctx.window}

@@ -22,7 +22,7 @@ from madeleine.facts.checks import BUILT_IN_CHECKS, Check
 from madeleine.facts.factory import build_extractor
 from madeleine.read.assemble import assemble
 from madeleine.read.dense import DenseIndex
-from madeleine.read.search import CHANNELS, Searcher, SearchRequest, Stages, neighbour_hits
+from madeleine.read.search import CHANNELS, Searcher, SearchRequest, Stages
 from madeleine.records import AddResult, Context, Hit
 from madeleine.store.facts import FactStore, fact_number
 from madeleine.store.sqlite import SQLiteStore
@@ -250,10 +250,9 @@ class Memory:
             stages=stages,
             now=now,
         )
-        store = self._store
 
         def neighbours(packed: Sequence[Hit]) -> dict[str, list[Hit]]:
-            found = neighbour_hits(store, packed, window)
+            found = self._searcher.neighbour_hits(user_id, packed, window)
             for near in found.values():
                 for hit in near:
                     hit.text = self._restore(user_id, hit.text)

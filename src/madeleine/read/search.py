@@ -275,6 +275,33 @@ class Searcher:
     def close(self) -> None:
         self._embedding_pool.shutdown(wait=True, cancel_futures=True)
 
+    def neighbour_hits(
+        self, user_id: str, hits: Sequence[Hit], radius: int
+    ) -> dict[str, list[Hit]]:
+        """Up to ``radius`` turns before and after each hit in its session, nearest first,
+        walked on the same session links the window stage uses."""
+        cache = self._dense.rows(user_id)
+        wanted = [int(h.id.removeprefix("ep_")) for h in hits if h.id.startswith("ep_")]
+        rows = cache.rows_of(np.asarray(wanted, dtype=np.int64))
+        chains: dict[int, list[int]] = {}
+        for origin, row in zip(wanted, rows.tolist(), strict=True):
+            chain: list[int] = []
+            before = after = row
+            for _ in range(radius if row >= 0 else 0):
+                before = int(cache.prev[before]) if before >= 0 else -1
+                after = int(cache.next[after]) if after >= 0 else -1
+                chain += [int(cache.ids[r]) for r in (before, after) if r >= 0]
+            chains[origin] = chain
+        episodes = self._store.episodes(sorted({i for chain in chains.values() for i in chain}))
+        return {
+            f"ep_{origin}": [
+                hit_from_episode(episodes[i], 0.0, {"window_of": f"ep_{origin}"})
+                for i in chain
+                if i in episodes
+            ]
+            for origin, chain in chains.items()
+        }
+
     def _recall(
         self,
         channel: str,
@@ -450,30 +477,6 @@ def hit_from_episode(episode: StoredEpisode, score: float, explain: dict[str, An
         speaker=episode.speaker,
         explain=explain,
     )
-
-
-def neighbour_hits(store: SQLiteStore, hits: Sequence[Hit], radius: int) -> dict[str, list[Hit]]:
-    """Up to ``radius`` turns before and after each hit in its session, nearest first."""
-    wanted = [int(h.id.removeprefix("ep_")) for h in hits if h.id.startswith("ep_")]
-    chains: dict[int, list[int]] = {episode_id: [] for episode_id in wanted}
-    frontier: dict[int, tuple[int | None, int | None]] = {i: (i, i) for i in wanted}
-    for _ in range(radius):
-        ends = {end for pair in frontier.values() for end in pair if end is not None}
-        adjacent = store.adjacent_episodes(sorted(ends))
-        for origin, (before, after) in list(frontier.items()):
-            new_before = adjacent.get(before, (None, None))[0] if before is not None else None
-            new_after = adjacent.get(after, (None, None))[1] if after is not None else None
-            chains[origin] += [i for i in (new_before, new_after) if i is not None]
-            frontier[origin] = (new_before, new_after)
-    episodes = store.episodes(sorted({i for chain in chains.values() for i in chain}))
-    found: dict[str, list[Hit]] = {}
-    for origin, chain in chains.items():
-        found[f"ep_{origin}"] = [
-            hit_from_episode(episodes[i], 0.0, {"window_of": f"ep_{origin}"})
-            for i in chain
-            if i in episodes
-        ]
-    return found
 
 
 def _decay(cache: UserRows, now: float, half_lives: dict[str, float]) -> npt.NDArray[np.float64]:

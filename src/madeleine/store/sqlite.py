@@ -570,25 +570,6 @@ class SQLiteStore:
                 found[int(row[0])] = _episode_from_row(row)
         return found
 
-    def adjacent_episodes(self, ids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
-        """Each episode's previous and next turn in its session (episode ids, None at an end)."""
-        found: dict[int, tuple[int | None, int | None]] = {}
-        conn = self._conn()
-        for start in range(0, len(ids), _IN_CHUNK):
-            chunk = list(ids[start : start + _IN_CHUNK])
-            marks = ",".join("?" * len(chunk))
-            rows = conn.execute(
-                "SELECT e.id, "
-                "(SELECT p.id FROM episodes AS p WHERE p.focus_event_id = e.context_event_id), "
-                "(SELECT n.id FROM episodes AS n WHERE n.context_event_id = e.focus_event_id "
-                " AND n.user_id = e.user_id ORDER BY n.id LIMIT 1) "
-                f"FROM episodes AS e WHERE e.id IN ({marks})",
-                chunk,
-            ).fetchall()
-            for episode_id, previous, following in rows:
-                found[int(episode_id)] = (previous, following)
-        return found
-
     def episodes_for_user(self, user_id: str) -> list[StoredEpisode]:
         rows = (
             self._conn()
