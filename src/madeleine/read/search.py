@@ -161,11 +161,11 @@ class Searcher:
         depth = max(settings.channel_depth, request.limit)
         timings: dict[str, float] = {}
         recalls: dict[str, _Recall] = {}
-        for channel in sorted(request.channels, key=lambda name: name == "dense"):
+        for channel in request.channels:
             if channel == "dense":
-                continue
+                continue  # its vector is being computed; it joins below
             t0 = time.perf_counter()
-            recalls[channel] = self._recall(channel, cache, request, analysis, depth, None)
+            recalls[channel] = self._lexical_recall(channel, cache, request, analysis, depth)
             timings[channel] = _ms(t0)
         t0 = time.perf_counter()
         session_gain = np.zeros(size, dtype=np.float64)
@@ -179,9 +179,7 @@ class Searcher:
         timings["sessions+entities"] = _ms(t0)
         if vector is not None:
             t0 = time.perf_counter()
-            recalls["dense"] = self._recall(
-                "dense", cache, request, analysis, depth, vector.result()[0]
-            )
+            recalls["dense"] = self._dense_recall(cache, request, depth, vector.result()[0])
             timings["dense"] = _ms(t0)  # what remained of embedding + the vector search
 
         t0 = time.perf_counter()
@@ -302,24 +300,28 @@ class Searcher:
             for origin, chain in chains.items()
         }
 
-    def _recall(
+    def _dense_recall(
+        self,
+        cache: UserRows,
+        request: SearchRequest,
+        depth: int,
+        vector: npt.NDArray[np.float32],
+    ) -> _Recall:
+        low, high = self._embedder.similarity_range
+        rows, sims = self._dense.scores(
+            cache, request.user_id, vector, depth, request.time_range, floor=low
+        )
+        calibrated = np.clip((sims - low) / (high - low), 0.0, 1.0).astype(np.float32)
+        return _Recall(rows, sims, calibrated)
+
+    def _lexical_recall(
         self,
         channel: str,
         cache: UserRows,
         request: SearchRequest,
         analysis: QueryAnalysis,
         depth: int,
-        vector: npt.NDArray[np.float32] | None,
     ) -> _Recall:
-        if channel == "dense":
-            if vector is None:
-                vector = self._embedder.embed_queries([request.query])[0]
-            low, high = self._embedder.similarity_range
-            rows, sims = self._dense.scores(
-                cache, request.user_id, vector, depth, request.time_range, floor=low
-            )
-            calibrated = np.clip((sims - low) / (high - low), 0.0, 1.0).astype(np.float32)
-            return _Recall(rows, sims, calibrated)
         if channel == "bm25":
             found = self._store.lexical_search(
                 request.user_id, analysis.terms, depth, request.time_range
