@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.facts.cards import Card, CardDraft
-from madeleine.store.sqlite import SQLiteStore, scope_token
+from madeleine.store.sqlite import SQLiteStore, scope_token, scoped_any_match
 from madeleine.text.timeparse import from_epoch, to_epoch
 
 _COLUMNS = (
@@ -230,11 +230,9 @@ class FactStore:
         return [*reversed(older), start, *newer]
 
     def lexical(self, user_id: str, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        unique = list(dict.fromkeys(t for t in terms if t))
-        if not unique:
+        match = scoped_any_match(user_id, "body", terms)
+        if match is None:
             return []
-        alternatives = " OR ".join('"' + t.replace('"', "") + '"' for t in unique)
-        match = f'scope : "{scope_token(user_id)}" AND body : ({alternatives})'
         rows = (
             self._store.connection()
             .execute(

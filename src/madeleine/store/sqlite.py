@@ -43,6 +43,16 @@ def scope_token(user_id: str) -> str:
     return "u" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:24]
 
 
+def scoped_any_match(user_id: str, columns: str, terms: Sequence[str]) -> str | None:
+    """An FTS5 query for any of ``terms`` in ``columns``, inside the user's scope (None when
+    no term is left)."""
+    unique = list(dict.fromkeys(t for t in terms if t))
+    if not unique:
+        return None
+    alternatives = " OR ".join('"' + t.replace('"', "") + '"' for t in unique)
+    return f'scope : "{scope_token(user_id)}" AND {columns} : ({alternatives})'
+
+
 class SQLiteStore:
     """Thread-safe: each thread gets its own connection; writers use ``BEGIN IMMEDIATE``."""
 
@@ -450,11 +460,9 @@ class SQLiteStore:
         context_weight: float = 0.35,
     ) -> list[tuple[int, float]]:
         """BM25 over analyzed terms, scoped by the user's token inside the FTS5 query."""
-        unique = list(dict.fromkeys(t for t in terms if t))
-        if not unique:
+        match = scoped_any_match(user_id, "{body context}", terms)
+        if match is None:
             return []
-        alternatives = " OR ".join('"' + t.replace('"', "") + '"' for t in unique)
-        match = f'scope : "{scope_token(user_id)}" AND {{body context}} : ({alternatives})'
         sql = "SELECT f.rowid, bm25(episodes_fts, 0.0, 1.0, ?) AS rank FROM episodes_fts AS f "
         params: list[Any] = [context_weight]
         if time_range is not None:
@@ -488,11 +496,9 @@ class SQLiteStore:
         self, user_id: str, terms: Sequence[str], limit: int
     ) -> list[tuple[str, float, str]]:
         """BM25 over session digests: (session id, score, digest keywords)."""
-        unique = list(dict.fromkeys(t for t in terms if t))
-        if not unique:
+        match = scoped_any_match(user_id, "body", terms)
+        if match is None:
             return []
-        alternatives = " OR ".join('"' + t.replace('"', "") + '"' for t in unique)
-        match = f'scope : "{scope_token(user_id)}" AND body : ({alternatives})'
         rows = (
             self._conn()
             .execute(
