@@ -123,6 +123,9 @@ def test_passport_alert_and_custom_checks(tmp_path: Path, embedder: Embedder) ->
         ctx = memory.context("plan my Tokyo trip", user_id="u")
         assert ctx.text.startswith("## Alerts from memory checks")
         assert "passport expires on 2025-02-15" in ctx.text
+        tight = memory.context("plan my Tokyo trip", user_id="u", budget_tokens=120)
+        assert tight.items and tight.tokens <= 120  # facts leave room for the memories
+        assert tight.text.startswith("## Alerts from memory checks")
 
 
 def test_deleting_the_message_deletes_its_facts_and_vault_entry(
