@@ -50,8 +50,8 @@ class Settings(BaseModel):
     )
     half_life_days: dict[str, float] = Field(
         default_factory=dict,
-        description="time decay per memory kind, e.g. {'turn': 180}; pinned memories are exempt "
-        "(empty: no decay)",
+        description="time decay per memory kind, e.g. {'turn': 180, 'fact': 365}; pinned "
+        "memories and stable facts are exempt (empty: no decay)",
     )
     entity_weight: float = Field(
         0.1, ge=0, description="lift for passages that mention a name or identifier of the query"
@@ -61,6 +61,9 @@ class Settings(BaseModel):
         gt=0,
         le=1,
         description="an entity found in more than this share of a user's passages is not specific",
+    )
+    fact_weight: float = Field(
+        1.0, ge=0, description="scale of a fact's fused score against turns' in search results"
     )
     diversity_penalty: float = Field(
         0.1, ge=0, description="per-session penalty (x sqrt of picks) for broad questions"
@@ -111,10 +114,18 @@ class Settings(BaseModel):
         description="Fernet key for vaulted PII (None: a key file, mode 600, in the store dir)",
     )
     fact_duplicate_threshold: float = Field(
-        0.85, gt=0, le=1, description="cosine above which a new card duplicates an old one"
+        0.85,
+        gt=0,
+        le=1,
+        description="similarity (cosine calibrated to the embedder's range) above which a "
+        "card with the same values duplicates an old one",
     )
     fact_conflict_threshold: float = Field(
-        0.5, ge=0, le=1, description="cosine above which two cards are checked for conflict"
+        0.5,
+        ge=0,
+        le=1,
+        description="similarity from which two cards of one subject are checked for "
+        "contradiction (by the LLM when configured, else by rules)",
     )
     conflict_strategy: str = Field(
         "latest", description="'latest' (event time), 'confidence' or 'flag' (keep both)"

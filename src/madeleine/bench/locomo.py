@@ -173,6 +173,7 @@ ABLATION: dict[str, Variant] = {
     "no dated lift": Variant(stages={"dated": False}),
     "no time stage": Variant(stages={"time": False}),
     "no diversify": Variant(stages={"diversify": False}),
+    "no facts": Variant(channels=("dense", "bm25")),
     "+ rerank (default chain)": Variant(stages={"rerank": True}),
     "bm25 only": Variant(channels=("bm25",), stages={name: False for name in _PLAIN_OFF}),
     "dense only": Variant(channels=("dense",), stages={name: False for name in _PLAIN_OFF}),
@@ -186,6 +187,8 @@ class LocomoResult:
     ingest_turns: int
     ingest_seconds: float
     latencies_ms: list[float]
+    indexing_seconds: dict[str, float] = field(default_factory=dict)
+    facts: int = 0
 
     def table(self) -> str:
         header = f"| {'category':<16} | {'n':>4} | " + " | ".join(f"{m:>8}" for m in METRICS) + " |"
@@ -203,10 +206,20 @@ class LocomoResult:
 
     def summary(self) -> str:
         rate = self.ingest_turns / self.ingest_seconds if self.ingest_seconds else float("nan")
+        steps = self.indexing_seconds
+        indexing = sum(steps.values())
+        facts_line = (
+            f"facts: {self.facts} current cards; extraction + statement embedding "
+            f"{steps.get('facts', 0.0):.1f} s of {indexing:.1f} s indexing "
+            f"({100 * steps.get('facts', 0.0) / indexing:.1f} %)\n"
+            if indexing
+            else ""
+        )
         return (
             f"ingest: {self.ingest_turns} turns in {self.ingest_seconds:.1f} s "
             f"({rate:.1f} turns/s, indexing included)\n"
-            f"search: {len(self.latencies_ms)} queries, "
+            + facts_line
+            + f"search: {len(self.latencies_ms)} queries, "
             f"p50 {percentile(self.latencies_ms, 0.5):.1f} ms, "
             f"p95 {percentile(self.latencies_ms, 0.95):.1f} ms"
         )
@@ -302,9 +315,17 @@ def run_locomo_variants(
                         overall[name].add(scores)
                 if progress is not None:
                     progress("questions", 1)
+        indexing_seconds = memory.stats()["indexing_seconds"]
+        facts = sum(len(memory.facts(convo.sample_id)) for convo in corpus)
     return {
         name: LocomoResult(
-            dict(by_category[name]), overall[name], ingest_turns, ingest_seconds, latencies[name]
+            dict(by_category[name]),
+            overall[name],
+            ingest_turns,
+            ingest_seconds,
+            latencies[name],
+            indexing_seconds,
+            facts,
         )
         for name in variants
     }

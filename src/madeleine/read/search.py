@@ -21,16 +21,19 @@ import numpy.typing as npt
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder, Vectors
 from madeleine.read.dense import DenseIndex, UserRows
+from madeleine.read.facts import FactIndex, FactQuery
 from madeleine.read.query import QueryAnalysis, analyze_query, mentions_time
 from madeleine.read.rerank import build_chain
 from madeleine.records import Hit
 from madeleine.store.base import StoredEpisode
+from madeleine.store.facts import FactStore
 from madeleine.store.sqlite import SQLiteStore
 from madeleine.text.analyzer import Analyzer
 from madeleine.text.temporal import TimeHint, parse_time_hint
 from madeleine.text.timeparse import from_epoch
 
-CHANNELS = ("dense", "bm25")
+CHANNELS = ("dense", "bm25", "facts")
+_PASSAGE_CHANNELS = ("dense", "bm25")
 _DATED_POOL = 50
 FUSIONS = ("weighted", "rrf")
 STAGE_NAMES = (
@@ -100,6 +103,8 @@ class SearchRequest:
     time_range: tuple[float, float] | None
     stages: Stages
     now: float
+    as_of: float | None = None
+    include_history: bool = False
 
 
 @dataclass(slots=True)
@@ -119,8 +124,13 @@ class Searcher:
         embedder: Embedder,
         analyzer: Analyzer,
         settings: Settings,
+        facts: FactStore | None = None,
     ) -> None:
         self._store = store
+        self._fact_store = facts
+        self._facts = (
+            None if facts is None else FactIndex(facts, settings, embedder.similarity_range)
+        )
         self._dense = dense
         self._embedder = embedder
         self._analyzer = analyzer
@@ -143,27 +153,44 @@ class Searcher:
 
     def search(self, request: SearchRequest) -> list[Hit]:
         started = time.perf_counter()
-        settings = self._settings
-        stages = request.stages
         # The query is embedded on a worker thread (the model releases the GIL) while the
         # lexical channels, session digests and entity lookups run here: the dense channel's
         # cost hides the others'.
+        passage_channels = tuple(c for c in request.channels if c in _PASSAGE_CHANNELS)
+        wants_facts = "facts" in request.channels and self._facts is not None
         vector: Future[Vectors] | None = None
-        if "dense" in request.channels:
+        if "dense" in request.channels or (wants_facts and not passage_channels):
             vector = self._embedding_pool.submit(self._embedder.embed_queries, [request.query])
         analysis = analyze_query(request.query, self._analyzer)
         cache = self._dense.rows(request.user_id)
-        if cache.ids.size == 0:
-            if vector is not None:
-                vector.cancel()
-            return []
+        hits: list[Hit] = []
+        if cache.ids.size and passage_channels:
+            hits = self._passage_hits(request, analysis, cache, vector, started)
+        if wants_facts:
+            query_vector = None if vector is None else vector.result()[0]
+            hits = self._with_facts(hits, request, analysis, query_vector, passage_channels)
+        elif vector is not None:
+            vector.cancel()
+        return hits
+
+    def _passage_hits(
+        self,
+        request: SearchRequest,
+        analysis: QueryAnalysis,
+        cache: UserRows,
+        vector: Future[Vectors] | None,
+        started: float,
+    ) -> list[Hit]:
+        settings = self._settings
+        stages = request.stages
+        time_range = _episode_range(request)
         size = cache.ids.size
         depth = max(settings.channel_depth, request.limit)
         timings: dict[str, float] = {}
         recalls: dict[str, _Recall] = {}
         for channel in request.channels:
-            if channel == "dense":
-                continue  # its vector is being computed; it joins below
+            if channel in ("dense", "facts"):
+                continue  # dense: its vector is being computed and joins below
             t0 = time.perf_counter()
             recalls[channel] = self._lexical_recall(channel, cache, request, analysis, depth)
             timings[channel] = _ms(t0)
@@ -177,7 +204,7 @@ class Searcher:
         if stages.entities and settings.entity_weight > 0 and analysis.entities:
             entity_gain, entity_info = self._entity_gain(request.user_id, analysis, cache)
         timings["sessions+entities"] = _ms(t0)
-        if vector is not None:
+        if vector is not None and "dense" in request.channels:
             t0 = time.perf_counter()
             recalls["dense"] = self._dense_recall(cache, request, depth, vector.result()[0])
             timings["dense"] = _ms(t0)  # what remained of embedding + the vector search
@@ -191,8 +218,8 @@ class Searcher:
             total += window_gain
         total += session_gain
         total += entity_gain
-        if request.time_range is not None:
-            outside = (cache.times < request.time_range[0]) | (cache.times > request.time_range[1])
+        if time_range is not None:
+            outside = (cache.times < time_range[0]) | (cache.times > time_range[1])
             total[outside] = 0.0
         dated_gain: dict[int, float] = {}
         if analysis.asks_when and stages.dated and settings.dated_weight > 0:
@@ -273,6 +300,76 @@ class Searcher:
     def close(self) -> None:
         self._embedding_pool.shutdown(wait=True, cancel_futures=True)
 
+    def _with_facts(
+        self,
+        hits: list[Hit],
+        request: SearchRequest,
+        analysis: QueryAnalysis,
+        vector: npt.NDArray[np.float32] | None,
+        passage_channels: tuple[str, ...],
+    ) -> list[Hit]:
+        """Merge the facts that bear on the query into the passage hits, by score."""
+        assert self._facts is not None and self._fact_store is not None
+        t0 = time.perf_counter()
+        both = not passage_channels  # "facts" alone: scored by meaning and by words
+        scored = self._facts.search(
+            FactQuery(
+                user_id=request.user_id,
+                terms=analysis.terms,
+                vector=vector if (both or "dense" in passage_channels) else None,
+                lexical=both or "bm25" in passage_channels,
+                fusion=request.stages.fusion,
+                as_of=request.as_of,
+                include_history=request.include_history,
+                time_range=request.time_range,
+                now=request.now,
+                decay=request.stages.decay,
+                limit=request.limit,
+            )
+        )
+        if not scored:
+            return hits
+        stored = self._fact_store.get_many([f.number for f in scored])
+        refs = self._store.event_refs(sorted({e for f in stored.values() for e in f.card.sources}))
+        elapsed = _ms(t0)
+        fact_hits: list[Hit] = []
+        for found in scored:
+            fact = stored.get(found.number)
+            if fact is None:
+                continue  # deleted between scoring and hydration
+            card = fact.card
+            sources = [refs[e] for e in card.sources if e in refs]
+            explain = {
+                **found.explain,
+                "fused": round(found.score, 6),
+                "fact": {
+                    "status": card.status,
+                    "category": card.category.value,
+                    "key": card.key,
+                    "subject": card.subject,
+                    "valid_from": None if card.valid_from is None else card.valid_from.isoformat(),
+                    "valid_to": None if card.valid_to is None else card.valid_to.isoformat(),
+                    "superseded_by": card.superseded_by,
+                    "confidence": card.confidence,
+                },
+                "ms": {"facts": elapsed},
+            }
+            fact_hits.append(
+                Hit(
+                    id=card.id,
+                    kind="fact",
+                    text=card.statement,
+                    score=found.score,
+                    timestamp=card.valid_from or card.recorded_at,
+                    source_ids=[source for source, _ in sources],
+                    session_id=sources[0][1] if sources else "",
+                    speaker=None,
+                    explain=explain,
+                )
+            )
+        merged = sorted([*hits, *fact_hits], key=lambda h: -h.score)
+        return merged[: request.limit]
+
     def neighbour_hits(
         self, user_id: str, hits: Sequence[Hit], radius: int
     ) -> dict[str, list[Hit]]:
@@ -309,7 +406,7 @@ class Searcher:
     ) -> _Recall:
         low, high = self._embedder.similarity_range
         rows, sims = self._dense.scores(
-            cache, request.user_id, vector, depth, request.time_range, floor=low
+            cache, request.user_id, vector, depth, _episode_range(request), floor=low
         )
         calibrated = np.clip((sims - low) / (high - low), 0.0, 1.0).astype(np.float32)
         return _Recall(rows, sims, calibrated)
@@ -324,7 +421,7 @@ class Searcher:
     ) -> _Recall:
         if channel == "bm25":
             found = self._store.lexical_search(
-                request.user_id, analysis.terms, depth, request.time_range
+                request.user_id, analysis.terms, depth, _episode_range(request)
             )
             ids = np.fromiter((i for i, _ in found), dtype=np.int64, count=len(found))
             raw = np.fromiter((s for _, s in found), dtype=np.float32, count=len(found))
@@ -479,6 +576,15 @@ def hit_from_episode(episode: StoredEpisode, score: float, explain: dict[str, An
         speaker=episode.speaker,
         explain=explain,
     )
+
+
+def _episode_range(request: SearchRequest) -> tuple[float, float] | None:
+    """The time range passages must fall in: the query's, ended at ``as_of`` when given
+    (what had been said by then)."""
+    if request.as_of is None:
+        return request.time_range
+    start, end = request.time_range or (float("-inf"), float("inf"))
+    return start, min(end, request.as_of)
 
 
 def _decay(cache: UserRows, now: float, half_lives: dict[str, float]) -> npt.NDArray[np.float64]:

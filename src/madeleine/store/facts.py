@@ -36,6 +36,20 @@ class StoredFact:
         return fact_number(self.card.id)
 
 
+@dataclass(frozen=True, slots=True)
+class FactVectors:
+    """One user's fact versions as parallel arrays (ascending id); NaN marks an open bound.
+    ``exempt``: stable or pinned facts, which time decay leaves alone."""
+
+    ids: npt.NDArray[np.int64]
+    superseded: npt.NDArray[np.bool_]
+    valid_from: npt.NDArray[np.float64]
+    valid_to: npt.NDArray[np.float64]
+    recorded_at: npt.NDArray[np.float64]
+    exempt: npt.NDArray[np.bool_]
+    matrix: npt.NDArray[np.float32]
+
+
 def fact_number(fact_id: str) -> int:
     if not fact_id.startswith("fact_") or not fact_id[5:].isdigit():
         raise ValueError(f"a fact id looks like 'fact_12', got {fact_id!r}")
@@ -56,6 +70,14 @@ class FactStore:
             (user_id,),
         ).fetchall()
         return [_fact(r) for r in rows]
+
+    def read_current(self, user_id: str) -> list[StoredFact]:
+        """``current`` outside any write transaction (for work done before the lock)."""
+        return self.current(self._store.connection(), user_id)
+
+    def fetch(self, conn: sqlite3.Connection, fact_id: int) -> StoredFact | None:
+        row = conn.execute(f"SELECT {_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
+        return None if row is None else _fact(row)
 
     def insert(
         self,
@@ -182,7 +204,10 @@ class FactStore:
         as_of: float | None = None,
         include_history: bool = False,
         category: str | None = None,
+        most_important: int | None = None,
     ) -> list[StoredFact]:
+        """``most_important``: only that many, pinned first, then by importance (newest first
+        among equals); otherwise all, oldest first."""
         sql = f"SELECT {_COLUMNS} FROM facts WHERE user_id = ?"
         params: list[Any] = [user_id]
         if category is not None:
@@ -195,8 +220,66 @@ class FactStore:
             params += [as_of, as_of]
         elif not include_history:
             sql += " AND status != 'superseded'"
-        sql += " ORDER BY id"
+        if most_important is None:
+            sql += " ORDER BY id"
+        else:
+            sql += " ORDER BY pinned DESC, importance DESC, id DESC LIMIT ?"
+            params.append(most_important)
         return [_fact(r) for r in self._store.connection().execute(sql, params).fetchall()]
+
+    def generation(self, user_id: str) -> int:
+        """The user's fact stamp: it moves on every change to the user's facts."""
+        row = (
+            self._store.connection()
+            .execute("SELECT gen FROM fact_state WHERE user_id = ?", (user_id,))
+            .fetchone()
+        )
+        return 0 if row is None else int(row[0])
+
+    def search_rows(self, user_id: str) -> FactVectors:
+        """Every version of the user's facts, as arrays for scoring (cards stay in the store)."""
+        rows = (
+            self._store.connection()
+            .execute(
+                "SELECT id, status, valid_from, valid_to, recorded_at, pinned, "
+                "json_extract(card, '$.stability'), vector FROM facts "
+                "WHERE user_id = ? ORDER BY id",
+                (user_id,),
+            )
+            .fetchall()
+        )
+        nan = float("nan")
+        size = len(rows)
+        return FactVectors(
+            ids=np.fromiter((r[0] for r in rows), dtype=np.int64, count=size),
+            superseded=np.fromiter((r[1] == "superseded" for r in rows), dtype=bool, count=size),
+            valid_from=np.fromiter(
+                (nan if r[2] is None else r[2] for r in rows), dtype=np.float64, count=size
+            ),
+            valid_to=np.fromiter(
+                (nan if r[3] is None else r[3] for r in rows), dtype=np.float64, count=size
+            ),
+            recorded_at=np.fromiter((r[4] for r in rows), dtype=np.float64, count=size),
+            exempt=np.fromiter(
+                (bool(r[5]) or r[6] != "volatile" for r in rows), dtype=bool, count=size
+            ),
+            matrix=(
+                np.stack([np.frombuffer(r[7], dtype=np.float32) for r in rows])
+                if rows
+                else np.zeros((0, 0), dtype=np.float32)
+            ),
+        )
+
+    def get_many(self, ids: Sequence[int]) -> dict[int, StoredFact]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = (
+            self._store.connection()
+            .execute(f"SELECT {_COLUMNS} FROM facts WHERE id IN ({marks})", list(ids))
+            .fetchall()
+        )
+        return {int(r[0]): _fact(r) for r in rows}
 
     def get(self, fact_id: int) -> StoredFact | None:
         row = (
@@ -295,6 +378,7 @@ class FactStore:
     def forget_user(self, conn: sqlite3.Connection, user_id: str) -> int:
         ids = [r[0] for r in conn.execute("SELECT id FROM facts WHERE user_id = ?", (user_id,))]
         self._delete(conn, ids)
+        conn.execute("DELETE FROM fact_state WHERE user_id = ?", (user_id,))
         conn.execute("DELETE FROM routing_log WHERE user_id = ?", (user_id,))
         conn.execute("DELETE FROM alerts WHERE user_id = ?", (user_id,))
         return len(ids)

@@ -128,6 +128,33 @@ CREATE INDEX IF NOT EXISTS fact_sources_event ON fact_sources(event_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(
     scope, body, tokenize = 'unicode61 remove_diacritics 0'
 );
+-- Every change to a user's facts stamps the user with the next tick of one global clock
+-- (triggers, so no write path can forget it). The read path caches fact vectors until the
+-- stamp moves; a global clock never repeats a stamp, even after a user is forgotten.
+CREATE TABLE IF NOT EXISTS fact_clock (
+    id   INTEGER PRIMARY KEY CHECK (id = 1),
+    tick INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO fact_clock(id, tick) VALUES (1, 0);
+CREATE TABLE IF NOT EXISTS fact_state (
+    user_id TEXT PRIMARY KEY,
+    gen     INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS facts_gen_insert AFTER INSERT ON facts BEGIN
+    UPDATE fact_clock SET tick = tick + 1 WHERE id = 1;
+    INSERT INTO fact_state(user_id, gen) VALUES (NEW.user_id, (SELECT tick FROM fact_clock))
+    ON CONFLICT(user_id) DO UPDATE SET gen = excluded.gen;
+END;
+CREATE TRIGGER IF NOT EXISTS facts_gen_update AFTER UPDATE ON facts BEGIN
+    UPDATE fact_clock SET tick = tick + 1 WHERE id = 1;
+    INSERT INTO fact_state(user_id, gen) VALUES (NEW.user_id, (SELECT tick FROM fact_clock))
+    ON CONFLICT(user_id) DO UPDATE SET gen = excluded.gen;
+END;
+CREATE TRIGGER IF NOT EXISTS facts_gen_delete AFTER DELETE ON facts BEGIN
+    UPDATE fact_clock SET tick = tick + 1 WHERE id = 1;
+    INSERT INTO fact_state(user_id, gen) VALUES (OLD.user_id, (SELECT tick FROM fact_clock))
+    ON CONFLICT(user_id) DO UPDATE SET gen = excluded.gen;
+END;
 
 -- Every write-path decision (added / duplicate / superseded / flagged / extractor fallback).
 CREATE TABLE IF NOT EXISTS routing_log (

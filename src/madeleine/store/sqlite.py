@@ -251,6 +251,21 @@ class SQLiteStore:
         )
         return None if row is None else _event_from_row(row)
 
+    def event_refs(self, event_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """What a caller knows events by: ``{id: (external id or ev_<id>, session id)}``."""
+        if not event_ids:
+            return {}
+        marks = ",".join("?" * len(event_ids))
+        rows = (
+            self._conn()
+            .execute(
+                f"SELECT id, external_id, session_id FROM events WHERE id IN ({marks})",
+                list(event_ids),
+            )
+            .fetchall()
+        )
+        return {int(r[0]): (r[1] if r[1] is not None else f"ev_{r[0]}", str(r[2])) for r in rows}
+
     def previous_event(self, event: StoredEvent) -> StoredEvent | None:
         row = (
             self._conn()

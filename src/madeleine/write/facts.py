@@ -19,6 +19,7 @@ import numpy.typing as npt
 from madeleine.embed.base import Embedder
 from madeleine.facts.cards import CardDraft
 from madeleine.facts.checks import Check
+from madeleine.facts.contradiction import ContradictionJudge, JudgeError, Pair, Verdict
 from madeleine.facts.extract import ExtractInput, Extractor
 from madeleine.store.base import StoredEvent
 from madeleine.store.facts import FactStore
@@ -27,6 +28,8 @@ from madeleine.text.timeparse import from_epoch
 from madeleine.write.resolve import Decision, Resolver
 
 log = logging.getLogger(__name__)
+
+_MAX_JUDGED_PAIRS = 48  # pairs in one contradiction-check call (one call per window)
 
 
 @dataclass(slots=True)
@@ -37,6 +40,8 @@ class _Window:
     terms: list[str]
     extractor: str
     fallback_error: str | None = None
+    verdicts: list[dict[int, Verdict]] | None = None  # per draft, by stored fact id
+    judge_error: str | None = None
 
 
 @dataclass(slots=True)
@@ -54,6 +59,7 @@ class FactPipeline:
         resolver: Resolver,
         checks: Sequence[Check],
         window_messages: int,
+        judge: ContradictionJudge | None = None,
     ) -> None:
         self.facts = facts
         self.extractor = extractor
@@ -62,6 +68,7 @@ class FactPipeline:
         self._resolver = resolver
         self.checks = list(checks)
         self._window_messages = window_messages
+        self.judge = judge
 
     def prepare(self, events: Sequence[StoredEvent]) -> PreparedFacts:
         """Extract per session window and embed the statements (no lock held)."""
@@ -84,17 +91,62 @@ class FactPipeline:
                     else np.zeros((0, self._embedder.dim), dtype=np.float32)
                 )
                 terms = [" ".join(self._analyzer.terms(_lexical_text(d))) for d in drafts]
-                prepared.windows.append(_Window(user_id, drafts, vectors, terms, used, error))
+                window_facts = _Window(user_id, drafts, vectors, terms, used, error)
+                if self.judge is not None and drafts:
+                    self._judge(window_facts)
+                prepared.windows.append(window_facts)
         return prepared
+
+    def _judge(self, window: _Window) -> None:
+        """Ask the judge about the window's cards that fall in the contradiction band, in one
+        call, before the write lock; the answers are applied at commit if those facts are
+        still current then."""
+        assert self.judge is not None
+        current = self.facts.read_current(window.user_id)
+        pairs: list[Pair] = []
+        owners: list[int] = []
+        for index, (draft, vector) in enumerate(zip(window.drafts, window.vectors, strict=True)):
+            for fact in self._resolver.needs_judgment(draft, vector, current):
+                pairs.append(
+                    Pair(
+                        draft.statement,
+                        fact.card.statement,
+                        draft.category.value,
+                        draft.subject,
+                        fact.number,
+                    )
+                )
+                owners.append(index)
+        window.verdicts = [{} for _ in window.drafts]
+        if not pairs:
+            return
+        pairs, owners = pairs[:_MAX_JUDGED_PAIRS], owners[:_MAX_JUDGED_PAIRS]
+        try:
+            answers = self.judge.judge(pairs)
+        except JudgeError as exc:
+            log.warning("contradiction check (%s) failed; rules decide: %s", self.judge.name, exc)
+            window.judge_error = str(exc)
+            return
+        for owner, pair, verdict in zip(owners, pairs, answers, strict=True):
+            if verdict is not None:
+                window.verdicts[owner][pair.old_fact_id] = verdict
 
     def commit(self, conn: sqlite3.Connection, prepared: PreparedFacts, now: float) -> None:
         users: set[str] = set()
         for window in prepared.windows:
             live = [
-                (d, v, t)
-                for d, v, t in zip(window.drafts, window.vectors, window.terms, strict=True)
-                if _sources_exist(conn, d)
+                index for index, draft in enumerate(window.drafts) if _sources_exist(conn, draft)
             ]
+            if window.judge_error is not None and self.judge is not None:
+                self.facts.log(
+                    conn,
+                    window.user_id,
+                    "contradiction_check_fallback",
+                    None,
+                    None,
+                    {"judge": self.judge.name, "error": window.judge_error, "used": "rules"},
+                    now,
+                )
             if window.fallback_error is not None:
                 self.facts.log(
                     conn,
@@ -110,11 +162,13 @@ class FactPipeline:
             decisions: list[Decision] = self._resolver.resolve(
                 conn,
                 window.user_id,
-                [d for d, _, _ in live],
-                np.stack([v for _, v, _ in live]),
-                [t for _, _, t in live],
+                [window.drafts[i] for i in live],
+                window.vectors[live],
+                [window.terms[i] for i in live],
                 window.extractor,
                 now,
+                None if window.verdicts is None else [window.verdicts[i] for i in live],
+                None if self.judge is None else self.judge.name,
             )
             if decisions:
                 users.add(window.user_id)

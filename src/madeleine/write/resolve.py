@@ -1,9 +1,11 @@
 """Resolution: a new card against what is known — duplicate, conflict, or new.
 
-Rules, no LLM: cards of one subject that fill the same slot (``key``) conflict unless the key
-is multi-valued; a card whose statement is nearly the same (cosine above the duplicate
-threshold) or whose typed values match is a duplicate; in between, cards of the same
-category and subject that give a different value to the same attribute conflict. A conflict
+Cards of one subject that fill the same slot (``key``) conflict unless the key is
+multi-valued; a card whose statement is nearly the same (cosine above the duplicate
+threshold) or whose typed values match is a duplicate. In between (the contradiction band),
+a judge's verdict decides when the write path has one (an LLM, asked before the write lock);
+otherwise cards of the same category and subject that give a different value to the same
+attribute conflict. A conflict
 is settled by the configured strategy and nothing is overwritten: the loser is superseded
 (or flagged), keeps its card and times, and every decision goes to the routing log.
 """
@@ -18,8 +20,11 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.facts.cards import CardDraft
+from madeleine.facts.contradiction import Verdict
 from madeleine.store.facts import FactStore, StoredFact
 from madeleine.text.timeparse import to_epoch
+
+_JUDGED_PER_CARD = 3  # stored facts per new card that the judge sees, most similar first
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +42,14 @@ class Resolver:
         duplicate_threshold: float,
         conflict_threshold: float,
         strategy: str,
+        similarity_range: tuple[float, float] = (0.0, 1.0),
     ) -> None:
+        """Thresholds apply to cosine calibrated to the embedder's ``similarity_range`` (as
+        search scores are), so that they mean the same with every embedder."""
         self._facts = facts
         self._duplicate = duplicate_threshold
         self._conflict = conflict_threshold
+        self._low, self._high = similarity_range
         self._strategy = strategy
 
     def resolve(
@@ -52,13 +61,58 @@ class Resolver:
         terms: Sequence[str],
         extractor: str,
         now: float,
+        verdicts: Sequence[dict[int, Verdict]] | None = None,
+        judge: str | None = None,
     ) -> list[Decision]:
+        """``verdicts[i]``: the judge's answers for draft i, by stored fact id."""
         decisions: list[Decision] = []
-        for draft, vector, text_terms in zip(drafts, vectors, terms, strict=True):
-            current = self._facts.current(conn, user_id)
-            decision = self._one(conn, user_id, draft, vector, text_terms, current, extractor, now)
+        current = {f.number: f for f in self._facts.current(conn, user_id)}
+        for index, (draft, vector, text_terms) in enumerate(
+            zip(drafts, vectors, terms, strict=True)
+        ):
+            judged = verdicts[index] if verdicts is not None else {}
+            decision = self._one(
+                conn,
+                user_id,
+                draft,
+                vector,
+                text_terms,
+                list(current.values()),
+                extractor,
+                now,
+                judged,
+                judge,
+            )
             decisions.append(decision)
+            # keep the in-memory view current: read back only the rows this decision touched
+            for touched in (decision.fact_id, decision.other_id):
+                if touched is None:
+                    continue
+                current.pop(touched, None)
+                fact = self._facts.fetch(conn, touched)
+                if fact is not None and fact.card.status != "superseded":
+                    current[touched] = fact
         return decisions
+
+    def _similarity(self, fact: StoredFact, vector: npt.NDArray[np.float32]) -> float:
+        cosine = float(fact.vector @ vector)
+        return min(1.0, max(0.0, (cosine - self._low) / (self._high - self._low)))
+
+    def needs_judgment(
+        self, draft: CardDraft, vector: npt.NDArray[np.float32], current: Sequence[StoredFact]
+    ) -> list[StoredFact]:
+        """Stored facts similar enough to conflict (from the conflict threshold up) that are not
+        duplicates and fill another slot, most similar first: the judge's pairs."""
+        subject = draft.subject.casefold()
+        band: list[tuple[float, StoredFact]] = []
+        for fact in current:
+            if fact.card.subject.casefold() != subject or fact.card.key == draft.key:
+                continue
+            similarity = self._similarity(fact, vector)
+            if similarity >= self._conflict and not _same_values(fact.card, draft):
+                band.append((similarity, fact))
+        band.sort(key=lambda item: -item[0])
+        return [fact for _, fact in band[:_JUDGED_PER_CARD]]
 
     def _one(
         self,
@@ -70,22 +124,34 @@ class Resolver:
         current: list[StoredFact],
         extractor: str,
         now: float,
+        judged: dict[int, Verdict],
+        judge: str | None,
     ) -> Decision:
         subject = draft.subject.casefold()
         same_subject = [f for f in current if f.card.subject.casefold() == subject]
         for fact in same_subject:
-            similarity = float(fact.vector @ vector)
+            similarity = self._similarity(fact, vector)
             same_slot = fact.card.key == draft.key
             if _same_values(fact.card, draft) and (same_slot or similarity >= self._duplicate):
                 return self._duplicate_of(conn, user_id, fact, draft, similarity, now)
         for fact in same_subject:
-            similarity = float(fact.vector @ vector)
+            similarity = self._similarity(fact, vector)
             if fact.card.key == draft.key:
                 if draft.multi_valued:
                     continue
                 return self._conflict_with(
                     conn, user_id, fact, draft, vector, terms, extractor, now, "same slot"
                 )
+            verdict = judged.get(fact.number)
+            if verdict is not None:
+                if verdict.relation == "duplicate":
+                    return self._duplicate_of(conn, user_id, fact, draft, similarity, now)
+                if verdict.relation == "contradicts":
+                    reason = f"{judge}: {verdict.reason}"
+                    return self._conflict_with(
+                        conn, user_id, fact, draft, vector, terms, extractor, now, reason
+                    )
+                continue  # compatible: the judge overrules the attribute rule
             if (
                 self._conflict <= similarity
                 and fact.card.category == draft.category
@@ -99,7 +165,13 @@ class Resolver:
         fact_id = self._facts.insert(
             conn, user_id, draft, vector, terms, status="current", extractor=extractor, now=now
         )
-        self._facts.log(conn, user_id, "added", fact_id, None, _detail(draft, extractor), now)
+        detail = _detail(draft, extractor)
+        if judged:
+            detail["judged"] = [
+                {"fact_id": number, "relation": v.relation, "reason": v.reason, "by": judge}
+                for number, v in judged.items()
+            ]
+        self._facts.log(conn, user_id, "added", fact_id, None, detail, now)
         return Decision("added", fact_id, None)
 
     def _duplicate_of(
@@ -122,7 +194,7 @@ class Resolver:
             None,
             {
                 "statement": draft.statement,
-                "cosine": round(similarity, 4),
+                "similarity": round(similarity, 4),
                 "confidence": confidence,
             },
             now,

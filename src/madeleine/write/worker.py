@@ -41,6 +41,8 @@ class Indexer:
         self.lease_seconds = lease_seconds
         self.context_chars = context_chars
         self.worker_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        # seconds spent per step since this indexer started: what facts cost at ingest
+        self.seconds: dict[str, float] = {"episodes": 0.0, "facts": 0.0, "commit": 0.0}
 
     def run_batch(self) -> int:
         """Index one batch of claimed jobs; return how many jobs were claimed (0 = idle)."""
@@ -48,16 +50,22 @@ class Indexer:
         if not jobs:
             return 0
         try:
+            started = time.perf_counter()
             done, events = self._build(jobs)
+            built = time.perf_counter()
+            self.seconds["episodes"] += built - started
             facts = self.facts
             if facts is None:
                 self.store.commit_episodes(self.worker_id, done)
             else:
                 prepared = facts.prepare(events)
                 now = time.time()
+                self.seconds["facts"] += time.perf_counter() - built
+                built = time.perf_counter()
                 self.store.commit_episodes(
                     self.worker_id, done, lambda conn: facts.commit(conn, prepared, now)
                 )
+            self.seconds["commit"] += time.perf_counter() - built
         except Exception as exc:
             log.exception("indexing a batch of %d jobs failed; they will be retried", len(jobs))
             for job in jobs:
