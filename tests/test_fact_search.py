@@ -70,7 +70,7 @@ def test_channels_choose_facts_or_passages(tmp_path: Path, embedder: Embedder) -
         facts = [h for h in lexical if h.kind == "fact"]
         assert facts and all(set(h.explain["channels"]) == {"bm25"} for h in facts)
         with pytest.raises(ValueError, match="unknown names"):
-            memory.search("x", user_id="u", channels=["graph"])
+            memory.search("x", user_id="u", channels=["telepathy"])
         with pytest.raises(TypeError, match="include_history"):
             memory.search("x", user_id="u", include_history="yes")  # type: ignore[arg-type]
 

@@ -8,7 +8,7 @@ import os
 import re
 import shutil
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,11 +20,15 @@ from madeleine.errors import StoreClosedError
 from madeleine.facts.cards import Card
 from madeleine.facts.checks import BUILT_IN_CHECKS, Check
 from madeleine.facts.factory import build_extractor, build_judge, build_llm
+from madeleine.graph.entities import EntityExtractor
+from madeleine.importers.runner import ImportReport, import_chatgpt, import_claude_code
 from madeleine.read.assemble import assemble
 from madeleine.read.dense import DenseIndex
 from madeleine.read.search import CHANNELS, Searcher, SearchRequest, Stages
 from madeleine.records import AddResult, Context, Hit
 from madeleine.store.facts import FactStore, fact_number
+from madeleine.store.graph import GraphStore
+from madeleine.store.imports import ImportLog
 from madeleine.store.sqlite import SQLiteStore
 from madeleine.store.vault import Vault, load_key
 from madeleine.text.analyzer import Analyzer, MultilingualAnalyzer
@@ -32,6 +36,7 @@ from madeleine.text.pii import policy_from, restore, scrub, tokens_in
 from madeleine.text.timeparse import parse_timestamp, to_epoch
 from madeleine.text.tokens import TokenCounter, estimate_tokens
 from madeleine.write.facts import FactPipeline
+from madeleine.write.graph import GraphPipeline
 from madeleine.write.normalize import map_strings, normalize_messages, render_event, require_id
 from madeleine.write.resolve import Resolver
 from madeleine.write.worker import BackgroundWorker, Indexer
@@ -95,8 +100,16 @@ class Memory:
             raise
         self._dense = DenseIndex(self._store, self.path / "ann", self.settings.ann_threshold)
         self._facts = FactStore(self._store)
+        self._graph = GraphStore(self._store)
+        self._imports = ImportLog(self._store)
         self._searcher = Searcher(
-            self._store, self._dense, self._embedder, self._analyzer, self.settings, self._facts
+            self._store,
+            self._dense,
+            self._embedder,
+            self._analyzer,
+            self.settings,
+            self._facts,
+            self._graph,
         )
         self._pii_policy = policy_from(self.settings.pii_policy)
         self._vault = Vault(self._store.connection, load_key(self.path, self.settings.vault_key))
@@ -129,6 +142,7 @@ class Memory:
             lease_seconds=self.settings.lease_seconds,
             context_chars=self.settings.context_chars,
             facts=self._fact_pipeline,
+            graph=GraphPipeline(self._graph, EntityExtractor(self._analyzer), self._embedder),
         )
         self._worker = BackgroundWorker(self._indexer) if self.settings.background else None
         self._closed = False
@@ -491,6 +505,62 @@ class Memory:
             raise TypeError(f"fact_id must be a str, got {type(fact_id).__name__}")
         return [self._restore_card(f.card) for f in self._facts.chain(fact_number(fact_id))]
 
+    def graph(
+        self, user_id: str, *, around: str, depth: int = 2, limit: int = 200
+    ) -> dict[str, Any]:
+        """The memory graph around an entity (its name or alias) or a passage (``ep_…``):
+        ``{"nodes": [...], "edges": [...]}``, JSON-ready, for a viewer. ``depth`` hops,
+        at most ``limit`` nodes, nearest first."""
+        self._ensure_open()
+        require_id(user_id, "user_id")
+        if not isinstance(around, str) or not around.strip():
+            raise ValueError("around must be an entity name or a passage id like 'ep_12'")
+        if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= 5:
+            raise ValueError(f"depth must be an int from 0 to 5, got {depth!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+            raise ValueError(f"limit must be an int from 1 to 10000, got {limit!r}")
+        view = self._searcher.graph_view(user_id, around, depth, limit)
+        for node in view["nodes"]:
+            if node["type"] == "passage":
+                node["label"] = self._restore(user_id, node["label"])
+        return view
+
+    def import_claude_code(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        user_id: str,
+        workers: int | None = None,
+        progress: Callable[[str, int], None] | None = None,
+    ) -> ImportReport:
+        """Index Claude Code session files (``*.jsonl`` under ``directory``) as passages of
+        1–3 turns, tool calls summarized; only new or changed files are read again. Files
+        are parsed by ``workers`` processes (default: one per core); ``progress(stage, n)``
+        reports "parse" (files) and "index" (passages)."""
+        self._ensure_open()
+        require_id(user_id, "user_id")
+        return import_claude_code(
+            self,
+            self._imports,
+            Path(directory),
+            user_id=user_id,
+            workers=workers,
+            progress=progress,
+        )
+
+    def import_chatgpt(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        user_id: str,
+        progress: Callable[[str, int], None] | None = None,
+    ) -> ImportReport:
+        """Index a ChatGPT export (``conversations.json``) as passages of 1–3 turns; only new
+        or changed conversations are written again."""
+        self._ensure_open()
+        require_id(user_id, "user_id")
+        return import_chatgpt(self, self._imports, Path(path), user_id=user_id, progress=progress)
+
     def routing_log(self, user_id: str, limit: int = 100) -> list[dict[str, Any]]:
         """The write path's decisions about this user's facts, newest first."""
         self._ensure_open()
@@ -507,6 +577,7 @@ class Memory:
         self._ensure_open()
         stats = self._store.stats()
         stats["path"] = str(self.path)
+        stats["graph"] = self._graph.counts()
         # this process's indexing time per step (episodes: analyze + embed turns; facts:
         # extract + embed statements + contradiction check; commit: the write transaction)
         stats["indexing_seconds"] = {k: round(v, 3) for k, v in self._indexer.seconds.items()}

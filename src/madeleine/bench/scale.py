@@ -1131,6 +1131,7 @@ class ScaleResult:
     load: tuple[float, float]
     threading: dict[str, str]
     notes: list[str] = field(default_factory=list)
+    graph: dict[str, int] = field(default_factory=dict)
 
     def latency(self, quantile: float) -> float:
         return percentile(self.latencies_ms, quantile)
@@ -1219,6 +1220,18 @@ class ScaleResult:
                 f"peak {_mb(self.rss_peak)}",
             ),
             ("on disk", f"SQLite {_mb(self.db_bytes)} + ANN {_mb(self.ann_bytes)}"),
+        ]
+        if self.graph:
+            passages = max(self.graph["passages"], 1)
+            rows.append(
+                (
+                    "graph in memory (entities, edges)",
+                    f"{self.graph['entities']:,} entities, {self.graph['edges']:,} directed edges; "
+                    f"{_mb(self.graph['bytes'])} = {self.graph['bytes'] / passages:,.0f} bytes "
+                    "per passage (target ≤ 1 KB)",
+                )
+            )
+        rows += [
             (
                 "machine",
                 f"{self.cpus} CPUs, load average {self.load[0]:.2f} → {self.load[1]:.2f}; "
@@ -1319,6 +1332,7 @@ def run_scale(
             rss_after_ingest = _rss_now()
             search = _search(memory, user, real_embedder, report)
             rss_after_search = _rss_now()
+            graph = memory._searcher.graph_footprint(USER_ID)
             threshold = memory.settings.ann_threshold
         ann_dir = directory / "ann"
         ann_bytes = sum(p.stat().st_size for p in ann_dir.glob("*") if p.is_file())
@@ -1377,6 +1391,7 @@ def run_scale(
         load=(load_start[0], os.getloadavg()[0]),
         threading={k: v for k, v in os.environ.items() if k in _THREAD_ENV},
         notes=notes,
+        graph=graph,
     )
 
 

@@ -39,6 +39,12 @@ class FactQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class FactLexical:
+    rows: FactVectors
+    bm25: npt.NDArray[np.float64] | None  # raw BM25 per row; None: not asked or no terms
+
+
+@dataclass(frozen=True, slots=True)
 class ScoredFact:
     number: int
     score: float
@@ -73,8 +79,25 @@ class FactIndex:
                 self._cache.popitem(last=False)
         return loaded
 
-    def search(self, query: FactQuery) -> list[ScoredFact]:
-        rows = self.rows(query.user_id)
+    def lexical(self, user_id: str, terms: Sequence[str], enabled: bool) -> FactLexical:
+        """The SQL half of a fact search (the rows, BM25): run while the query is embedded."""
+        rows = self.rows(user_id)
+        size = rows.ids.size
+        if not enabled or not terms or size == 0:
+            return FactLexical(rows, None)
+        raw = np.zeros(size, dtype=np.float64)
+        found = self._facts.lexical(user_id, terms, size)
+        if found:
+            ids = np.fromiter((i for i, _ in found), dtype=np.int64, count=len(found))
+            scores = np.fromiter((s for _, s in found), dtype=np.float64, count=len(found))
+            positions = np.minimum(np.searchsorted(rows.ids, ids), size - 1)
+            known = rows.ids[positions] == ids  # written after the rows were read: skipped
+            raw[positions[known]] = scores[known]
+        return FactLexical(rows, raw)
+
+    def search(self, query: FactQuery, lexical: FactLexical | None = None) -> list[ScoredFact]:
+        prepared = lexical or self.lexical(query.user_id, query.terms, query.lexical)
+        rows = prepared.rows
         size = rows.ids.size
         if size == 0 or query.limit <= 0:
             return []
@@ -84,18 +107,9 @@ class FactIndex:
             raw = (rows.matrix @ query.vector).astype(np.float64)
             calibrated = np.clip((raw - self._low) / (self._high - self._low), 0.0, 1.0)
             channels["dense"] = (raw, calibrated)
-        if query.lexical and query.terms:
-            raw = np.zeros(size, dtype=np.float64)
-            found = self._facts.lexical(query.user_id, query.terms, max(size, 1))
-            if found:
-                ids = np.fromiter((i for i, _ in found), dtype=np.int64, count=len(found))
-                scores = np.fromiter((s for _, s in found), dtype=np.float64, count=len(found))
-                positions = np.searchsorted(rows.ids, ids)
-                positions = np.minimum(positions, size - 1)
-                known = rows.ids[positions] == ids  # written after the rows were read: skipped
-                raw[positions[known]] = scores[known]
-            reference = self._settings.bm25_reference
-            channels["bm25"] = (raw, raw / (raw + reference))
+        if query.lexical and prepared.bm25 is not None:
+            raw = prepared.bm25
+            channels["bm25"] = (raw, raw / (raw + self._settings.bm25_reference))
         if not channels:
             return []
         fused = self._fuse(channels, allowed, query.fusion)

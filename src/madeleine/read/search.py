@@ -21,19 +21,21 @@ import numpy.typing as npt
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder, Vectors
 from madeleine.read.dense import DenseIndex, UserRows
-from madeleine.read.facts import FactIndex, FactQuery
+from madeleine.read.facts import FactIndex, FactLexical, FactQuery
+from madeleine.read.graph import GraphIndex, GraphRecall
 from madeleine.read.query import QueryAnalysis, analyze_query, mentions_time
 from madeleine.read.rerank import build_chain
 from madeleine.records import Hit
 from madeleine.store.base import StoredEpisode
 from madeleine.store.facts import FactStore
+from madeleine.store.graph import GraphStore
 from madeleine.store.sqlite import SQLiteStore
 from madeleine.text.analyzer import Analyzer
 from madeleine.text.temporal import TimeHint, parse_time_hint
 from madeleine.text.timeparse import from_epoch
 
-CHANNELS = ("dense", "bm25", "facts")
-_PASSAGE_CHANNELS = ("dense", "bm25")
+CHANNELS = ("dense", "bm25", "graph", "facts")
+_PASSAGE_CHANNELS = ("dense", "bm25", "graph")
 _DATED_POOL = 50
 FUSIONS = ("weighted", "rrf")
 STAGE_NAMES = (
@@ -125,8 +127,12 @@ class Searcher:
         analyzer: Analyzer,
         settings: Settings,
         facts: FactStore | None = None,
+        graph: GraphStore | None = None,
     ) -> None:
         self._store = store
+        self._graph = (
+            None if graph is None else GraphIndex(graph, settings, embedder.similarity_range)
+        )
         self._fact_store = facts
         self._facts = (
             None if facts is None else FactIndex(facts, settings, embedder.similarity_range)
@@ -159,16 +165,29 @@ class Searcher:
         passage_channels = tuple(c for c in request.channels if c in _PASSAGE_CHANNELS)
         wants_facts = "facts" in request.channels and self._facts is not None
         vector: Future[Vectors] | None = None
-        if "dense" in request.channels or (wants_facts and not passage_channels):
+        if (
+            "dense" in request.channels
+            or "graph" in request.channels
+            or (wants_facts and not passage_channels)
+        ):
             vector = self._embedding_pool.submit(self._embedder.embed_queries, [request.query])
         analysis = analyze_query(request.query, self._analyzer)
         cache = self._dense.rows(request.user_id)
+        fact_lexical = None
+        if wants_facts:
+            assert self._facts is not None
+            both = not passage_channels  # "facts" alone: scored by meaning and by words
+            fact_lexical = self._facts.lexical(
+                request.user_id, analysis.terms, both or "bm25" in passage_channels
+            )
         hits: list[Hit] = []
         if cache.ids.size and passage_channels:
             hits = self._passage_hits(request, analysis, cache, vector, started)
-        if wants_facts:
+        if fact_lexical is not None:
             query_vector = None if vector is None else vector.result()[0]
-            hits = self._with_facts(hits, request, analysis, query_vector, passage_channels)
+            hits = self._with_facts(
+                hits, request, analysis, query_vector, passage_channels, fact_lexical
+            )
         elif vector is not None:
             vector.cancel()
         return hits
@@ -189,8 +208,8 @@ class Searcher:
         timings: dict[str, float] = {}
         recalls: dict[str, _Recall] = {}
         for channel in request.channels:
-            if channel in ("dense", "facts"):
-                continue  # dense: its vector is being computed and joins below
+            if channel in ("dense", "graph", "facts"):
+                continue  # dense and graph use the vector being computed; they join below
             t0 = time.perf_counter()
             recalls[channel] = self._lexical_recall(channel, cache, request, analysis, depth)
             timings[channel] = _ms(t0)
@@ -208,6 +227,19 @@ class Searcher:
             t0 = time.perf_counter()
             recalls["dense"] = self._dense_recall(cache, request, depth, vector.result()[0])
             timings["dense"] = _ms(t0)  # what remained of embedding + the vector search
+        graph: GraphRecall | None = None
+        if self._graph is not None and "graph" in request.channels:
+            t0 = time.perf_counter()
+            graph = self._graph.recall(
+                request.user_id,
+                cache,
+                request.query,
+                analysis.entities,
+                None if vector is None else vector.result()[0],
+                self._embedder.dim,
+            )
+            recalls["graph"] = _Recall(graph.rows, graph.raw, graph.calibrated)
+            timings["graph"] = _ms(t0)
 
         t0 = time.perf_counter()
         base = self._fuse(recalls, size, stages.fusion)
@@ -266,6 +298,8 @@ class Searcher:
                 "query": analysis.to_dict(),
                 "ms": {**timings, "total": _ms(started)},
             }
+            if graph is not None and row in graph.paths:
+                explain["graph"] = {"seeds": graph.seeds, "path": graph.paths[row]}
             if window_gain[row] > 1e-9:
                 explain["window"] = {"contribution": round(float(window_gain[row]), 6)}
             if session_gain[row] > 1e-9:
@@ -300,6 +334,26 @@ class Searcher:
     def close(self) -> None:
         self._embedding_pool.shutdown(wait=True, cancel_futures=True)
 
+    def graph_footprint(self, user_id: str) -> dict[str, int]:
+        return {} if self._graph is None else self._graph.footprint(user_id)
+
+    def graph_view(self, user_id: str, around: str, depth: int, limit: int) -> dict[str, Any]:
+        if self._graph is None:
+            raise RuntimeError("this searcher has no graph store")
+        cache = self._dense.rows(user_id)
+        view = self._graph.view(user_id, cache, self._embedder.dim, around, depth, limit)
+        wanted = [int(n["id"][3:]) for n in view["nodes"] if n["type"] == "passage"]
+        episodes = self._store.episodes(wanted)
+        for node in view["nodes"]:
+            if node["type"] == "passage":
+                episode = episodes.get(int(node["id"][3:]))
+                node["label"] = "" if episode is None else episode.body
+                node["session_id"] = None if episode is None else episode.session_id
+                node["timestamp"] = (
+                    None if episode is None else from_epoch(episode.occurred_at).isoformat()
+                )
+        return view
+
     def _with_facts(
         self,
         hits: list[Hit],
@@ -307,11 +361,13 @@ class Searcher:
         analysis: QueryAnalysis,
         vector: npt.NDArray[np.float32] | None,
         passage_channels: tuple[str, ...],
+        lexical: FactLexical,
     ) -> list[Hit]:
-        """Merge the facts that bear on the query into the passage hits, by score."""
+        """Merge the facts that bear on the query into the passage hits, by score; only the
+        facts that make the cut are read from the store."""
         assert self._facts is not None and self._fact_store is not None
         t0 = time.perf_counter()
-        both = not passage_channels  # "facts" alone: scored by meaning and by words
+        both = not passage_channels
         scored = self._facts.search(
             FactQuery(
                 user_id=request.user_id,
@@ -325,8 +381,11 @@ class Searcher:
                 now=request.now,
                 decay=request.stages.decay,
                 limit=request.limit,
-            )
+            ),
+            lexical,
         )
+        cut = min(h.score for h in hits) if len(hits) >= request.limit else float("-inf")
+        scored = [found for found in scored if found.score > cut]
         if not scored:
             return hits
         stored = self._fact_store.get_many([f.number for f in scored])
@@ -438,14 +497,37 @@ class Searcher:
             return scores
         if fusion == "rrf":
             k = self._settings.rrf_k
-            for recall in recalls.values():
+            text = {name: r for name, r in recalls.items() if name != "graph"}
+            for recall in text.values():
                 ranks = np.arange(1, recall.rows.size + 1, dtype=np.float64)
                 np.add.at(scores, recall.rows, 1.0 / (k + ranks))
             # divide by the best possible score so that stage weights mean the same in both modes
-            return scores / (len(recalls) / (k + 1))
-        weights = {"dense": self._settings.dense_weight, "bm25": 1.0 - self._settings.dense_weight}
-        norm = sum(weights[name] for name in recalls)
+            if text:
+                scores /= len(text) / (k + 1)
+            if "graph" in recalls:  # as in weighted mode: added, not ranked with the others
+                graph = recalls["graph"]
+                np.add.at(scores, graph.rows, self._settings.graph_weight * graph.calibrated)
+            return scores
+        settings = self._settings
+        weights = {"dense": settings.dense_weight, "bm25": 1.0 - settings.dense_weight}
+        # the graph channel adds to the text channels' mix rather than diluting it; with
+        # graph_beta set it is blended into the dense channel instead: β·ppr + (1−β)·knn
+        norm = sum(weights[name] for name in recalls if name in weights) or 1.0
+        blend = settings.graph_beta is not None and "dense" in recalls and "graph" in recalls
         for name, recall in recalls.items():
+            if name == "graph":
+                if not blend:
+                    np.add.at(scores, recall.rows, settings.graph_weight * recall.calibrated)
+                continue
+            if name == "dense" and blend:
+                assert settings.graph_beta is not None
+                beta = settings.graph_beta
+                mixed = np.zeros(size, dtype=np.float64)
+                np.add.at(mixed, recall.rows, (1.0 - beta) * recall.calibrated)
+                graph = recalls["graph"]
+                np.add.at(mixed, graph.rows, beta * graph.calibrated)
+                scores += weights["dense"] / norm * mixed
+                continue
             np.add.at(scores, recall.rows, weights[name] / norm * recall.calibrated)
         return scores
 

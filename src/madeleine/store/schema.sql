@@ -180,3 +180,51 @@ CREATE TABLE IF NOT EXISTS alerts (
     created_at  REAL NOT NULL,
     UNIQUE (user_id, rule, fingerprint)
 );
+
+-- Graph memory: entities (guarded keys, one row per user and key), their aliases, and
+-- mention edges to episodes. Deleting an episode deletes its mentions; an entity that no
+-- longer has a mention goes with its aliases (triggers: no delete path can forget them).
+CREATE TABLE IF NOT EXISTS entities (
+    id      INTEGER PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    name    TEXT NOT NULL,
+    type    TEXT NOT NULL,
+    vector  BLOB NOT NULL,
+    UNIQUE (user_id, key)
+);
+CREATE TABLE IF NOT EXISTS entity_aliases (
+    user_id   TEXT NOT NULL,
+    key       TEXT NOT NULL,
+    entity_id INTEGER NOT NULL,
+    surface   TEXT NOT NULL,
+    PRIMARY KEY (user_id, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entity_aliases_entity ON entity_aliases(entity_id);
+CREATE TABLE IF NOT EXISTS mentions (
+    entity_id  INTEGER NOT NULL,
+    episode_id INTEGER NOT NULL,
+    PRIMARY KEY (entity_id, episode_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS mentions_episode ON mentions(episode_id);
+CREATE TRIGGER IF NOT EXISTS episodes_drop_mentions AFTER DELETE ON episodes BEGIN
+    DELETE FROM mentions WHERE episode_id = OLD.id;
+END;
+CREATE TRIGGER IF NOT EXISTS mentions_drop_orphans AFTER DELETE ON mentions BEGIN
+    DELETE FROM entities WHERE id = OLD.entity_id
+        AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity_id = OLD.entity_id);
+END;
+CREATE TRIGGER IF NOT EXISTS entities_drop_aliases AFTER DELETE ON entities BEGIN
+    DELETE FROM entity_aliases WHERE entity_id = OLD.id;
+END;
+
+-- What each import has seen, per user, source and unit (a file or a conversation): a stamp
+-- that changes with the unit, and the digest of every passage drawn from it.
+CREATE TABLE IF NOT EXISTS imports (
+    user_id  TEXT NOT NULL,
+    source   TEXT NOT NULL,
+    unit     TEXT NOT NULL,
+    stamp    TEXT NOT NULL,
+    passages TEXT NOT NULL,
+    PRIMARY KEY (user_id, source, unit)
+);

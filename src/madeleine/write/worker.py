@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import threading
 import time
 import uuid
@@ -15,6 +16,7 @@ from madeleine.store.sqlite import SQLiteStore
 from madeleine.text.analyzer import Analyzer
 from madeleine.write.episodes import EpisodeText, episode_text
 from madeleine.write.facts import FactPipeline
+from madeleine.write.graph import GraphPipeline
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +34,10 @@ class Indexer:
         lease_seconds: float,
         context_chars: int,
         facts: FactPipeline | None = None,
+        graph: GraphPipeline | None = None,
     ) -> None:
         self.facts = facts
+        self.graph = graph
         self.store = store
         self.embedder = embedder
         self.analyzer = analyzer
@@ -42,7 +46,12 @@ class Indexer:
         self.context_chars = context_chars
         self.worker_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         # seconds spent per step since this indexer started: what facts cost at ingest
-        self.seconds: dict[str, float] = {"episodes": 0.0, "facts": 0.0, "commit": 0.0}
+        self.seconds: dict[str, float] = {
+            "episodes": 0.0,
+            "graph": 0.0,
+            "facts": 0.0,
+            "commit": 0.0,
+        }
 
     def run_batch(self) -> int:
         """Index one batch of claimed jobs; return how many jobs were claimed (0 = idle)."""
@@ -52,20 +61,29 @@ class Indexer:
         try:
             started = time.perf_counter()
             done, events = self._build(jobs)
-            built = time.perf_counter()
-            self.seconds["episodes"] += built - started
-            facts = self.facts
-            if facts is None:
-                self.store.commit_episodes(self.worker_id, done)
-            else:
-                prepared = facts.prepare(events)
-                now = time.time()
-                self.seconds["facts"] += time.perf_counter() - built
-                built = time.perf_counter()
-                self.store.commit_episodes(
-                    self.worker_id, done, lambda conn: facts.commit(conn, prepared, now)
-                )
-            self.seconds["commit"] += time.perf_counter() - built
+            mark = time.perf_counter()
+            self.seconds["episodes"] += mark - started
+            graph, facts = self.graph, self.facts
+            graph_prepared = None
+            if graph is not None:
+                graph_prepared = graph.prepare([row for _, row in done if row is not None])
+                self.seconds["graph"] += time.perf_counter() - mark
+                mark = time.perf_counter()
+            facts_prepared = None
+            if facts is not None:
+                facts_prepared = facts.prepare(events)
+                self.seconds["facts"] += time.perf_counter() - mark
+                mark = time.perf_counter()
+            now = time.time()
+
+            def derived(conn: sqlite3.Connection) -> None:
+                if graph is not None and graph_prepared is not None:
+                    graph.commit(conn, graph_prepared)
+                if facts is not None and facts_prepared is not None:
+                    facts.commit(conn, facts_prepared, now)
+
+            self.store.commit_episodes(self.worker_id, done, derived)
+            self.seconds["commit"] += time.perf_counter() - mark
         except Exception as exc:
             log.exception("indexing a batch of %d jobs failed; they will be retried", len(jobs))
             for job in jobs:

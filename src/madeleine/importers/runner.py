@@ -1,0 +1,198 @@
+"""Incremental imports: parse what changed (in worker processes), add new and changed
+passages, drop the ones a rewritten source no longer has, then index.
+
+A unit (a session file, a conversation) is skipped when its stamp (size and mtime, or the
+export's update time) is unchanged. Inside a changed unit, a passage is written only when its
+text is new or different; re-running an import is cheap and adds nothing twice.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from madeleine.importers import chatgpt, claude_code
+from madeleine.importers.passages import Passage
+from madeleine.store.imports import ImportLog
+
+if TYPE_CHECKING:
+    from madeleine.api import Memory
+
+Progress = Callable[[str, int], None]  # (stage, amount): stage "parse" (units), "index" (turns)
+_INLINE_BELOW = 4  # fewer changed files than this are parsed in this process
+_ADD_CHUNK = 200
+
+
+@dataclass(slots=True)
+class ImportReport:
+    source: str
+    units: int = 0
+    changed: int = 0
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged_passages: int = 0
+    skipped_lines: int = 0
+    indexed: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        return (
+            f"{self.source}: {self.units} units, {self.changed} new or changed; passages "
+            f"+{self.added} added, {self.updated} updated, {self.removed} removed, "
+            f"{self.unchanged_passages} unchanged; {self.indexed} indexed; "
+            f"{self.skipped_lines} malformed lines skipped; {self.seconds:.1f} s"
+        )
+
+
+def import_claude_code(
+    memory: Memory,
+    log: ImportLog,
+    directory: Path,
+    *,
+    user_id: str,
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> ImportReport:
+    started = time.perf_counter()
+    report = ImportReport(claude_code.SOURCE)
+    files = claude_code.session_files(directory)
+    report.units = len(files)
+    stamps = {str(path): _file_stamp(path) for path in files}
+    changed = [
+        p for p in files if _previous_stamp(log, user_id, claude_code.SOURCE, p) != stamps[str(p)]
+    ]
+    report.changed = len(changed)
+    if progress is not None:
+        progress("parse", report.units - report.changed)
+    for parsed in _parse_all(changed, workers):
+        report.skipped_lines += parsed.skipped_lines
+        extra = {"file": parsed.path, **({"cwd": parsed.cwd} if parsed.cwd else {})}
+        digests = _write_unit(
+            memory, log, user_id, claude_code.SOURCE, parsed.path, parsed.passages, extra, report
+        )
+        log.put(user_id, claude_code.SOURCE, parsed.path, stamps[parsed.path], digests)
+        if progress is not None:
+            progress("parse", 1)
+    report.indexed = memory.index_pending(
+        None if progress is None else (lambda n: progress("index", n))
+    )
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def import_chatgpt(
+    memory: Memory,
+    log: ImportLog,
+    path: Path,
+    *,
+    user_id: str,
+    progress: Progress | None = None,
+) -> ImportReport:
+    started = time.perf_counter()
+    report = ImportReport(chatgpt.SOURCE)
+    conversations = chatgpt.load_export(path)
+    report.units = len(conversations)
+    for raw in conversations:
+        conversation = chatgpt.parse_conversation(raw)
+        stamp = f"{conversation.updated:.6f}:{len(conversation.passages)}"
+        previous = log.get(user_id, chatgpt.SOURCE, conversation.id)
+        if previous is not None and previous[0] == stamp:
+            if progress is not None:
+                progress("parse", 1)
+            continue
+        report.changed += 1
+        extra = {"conversation": conversation.id, "title": conversation.title}
+        digests = _write_unit(
+            memory,
+            log,
+            user_id,
+            chatgpt.SOURCE,
+            conversation.id,
+            conversation.passages,
+            extra,
+            report,
+        )
+        log.put(user_id, chatgpt.SOURCE, conversation.id, stamp, digests)
+        if progress is not None:
+            progress("parse", 1)
+    report.indexed = memory.index_pending(
+        None if progress is None else (lambda n: progress("index", n))
+    )
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _write_unit(
+    memory: Memory,
+    log: ImportLog,
+    user_id: str,
+    source: str,
+    unit: str,
+    found: list[Passage],
+    extra: Mapping[str, object],
+    report: ImportReport,
+) -> dict[str, str]:
+    """Add what is new, replace what changed, delete what the unit no longer has."""
+    previous = log.get(user_id, source, unit)
+    known = {} if previous is None else previous[1]
+    digests: dict[str, str] = {}
+    fresh: list[Passage] = []
+    for passage in found:
+        digests[passage.id] = passage.digest
+        seen = known.get(passage.id)
+        if seen == passage.digest:
+            report.unchanged_passages += 1
+            continue
+        if seen is not None:
+            memory.delete_message(passage.id, user_id=user_id)  # grown since: replace it
+            report.updated += 1
+        else:
+            report.added += 1
+        fresh.append(passage)
+    for gone in set(known) - set(digests):
+        if memory.delete_message(gone, user_id=user_id):
+            report.removed += 1
+    for session_id, group in _by_session(fresh):
+        for start in range(0, len(group), _ADD_CHUNK):
+            chunk = group[start : start + _ADD_CHUNK]
+            memory.add(
+                [p.message(source, extra) for p in chunk], user_id=user_id, session_id=session_id
+            )
+    return digests
+
+
+def _by_session(found: Iterable[Passage]) -> list[tuple[str, list[Passage]]]:
+    grouped: dict[str, list[Passage]] = {}
+    for passage in found:
+        grouped.setdefault(passage.session_id, []).append(passage)
+    return list(grouped.items())
+
+
+def _parse_all(files: list[Path], workers: int | None) -> Iterable[claude_code.ParsedFile]:
+    if len(files) < _INLINE_BELOW or workers == 1:
+        return (claude_code.parse_file(path) for path in files)
+    # spawn, not fork: this process runs threads (the embedder, the background worker)
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    return _drain(pool, files)
+
+
+def _drain(pool: ProcessPoolExecutor, files: list[Path]) -> Iterable[claude_code.ParsedFile]:
+    with pool:
+        yield from pool.map(claude_code.parse_file, files, chunksize=4)
+
+
+def _file_stamp(path: Path) -> str:
+    stat = path.stat()
+    return f"{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _previous_stamp(log: ImportLog, user_id: str, source: str, path: Path) -> str | None:
+    previous = log.get(user_id, source, str(path))
+    return None if previous is None else previous[0]

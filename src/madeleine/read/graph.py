@@ -1,0 +1,361 @@
+"""The graph channel: Personalized PageRank from the query's entities, no LLM.
+
+Nodes are one user's passages (episodes, aligned with the dense rows) and entities; edges are
+mentions (entity–passage) and consecutive turns of a session (passage–passage, weight 0.5).
+Seeds come from the user's dictionary (every 1–3-word n-gram of the query, by guarded key)
+and from the similarity of the query's embedding to entity names, from ``graph_seed_threshold``
+down step by step until enough seeds are found (progressive widening). Entities that a large
+share of the passages mention (the user's own name) are neither seeds nor expanded.
+
+PPR runs on the seeds' neighbourhood only (at most ``_MAX_DEPTH`` hops and ``_MAX_NODES``
+nodes, bounded iterations), so its cost does not grow with the user's history.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy import sparse
+
+from madeleine.config import Settings
+from madeleine.graph.entities import entity_key, ngram_keys
+from madeleine.read.dense import UserRows
+from madeleine.store.graph import GraphRows, GraphStore
+
+_SESSION_EDGE = 0.5  # a turn's link to the next turn, against 1.0 for a mention
+_MAX_DEPTH = 3  # entity → passage → entity/passage → passage
+_MAX_NODES = 4000
+_MAX_ITERATIONS = 30
+_TOLERANCE = 1e-6
+_WIDENING_STEP = 0.1
+_WIDENING_FLOOR = 0.3
+_CACHED_USERS = 64
+
+
+@dataclass(slots=True)
+class UserGraph:
+    generation: tuple[int, int]
+    entities: GraphRows
+    passages: int
+    degree: npt.NDArray[np.int64]  # passages that mention each entity
+    adjacency: sparse.csr_matrix
+
+
+@dataclass(slots=True)
+class GraphRecall:
+    rows: npt.NDArray[np.int64]
+    raw: npt.NDArray[np.float32]
+    calibrated: npt.NDArray[np.float32]
+    seeds: list[dict[str, Any]] = field(default_factory=list)
+    paths: dict[int, list[str]] = field(default_factory=dict)  # row -> seed … passage
+
+
+class GraphIndex:
+    def __init__(
+        self, graph: GraphStore, settings: Settings, similarity_range: tuple[float, float]
+    ) -> None:
+        self._graph = graph
+        self._settings = settings
+        self._low, self._high = similarity_range
+        self._cache: OrderedDict[str, UserGraph] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def user_graph(self, user_id: str, cache: UserRows, dim: int) -> UserGraph:
+        with self._lock:
+            cached = self._cache.get(user_id)
+            if cached is not None and cached.generation == cache.generation:
+                self._cache.move_to_end(user_id)
+                return cached
+        built = _build(cache, self._graph.rows(user_id, dim))
+        with self._lock:
+            self._cache[user_id] = built
+            self._cache.move_to_end(user_id)
+            while len(self._cache) > _CACHED_USERS:
+                self._cache.popitem(last=False)
+        return built
+
+    def footprint(self, user_id: str) -> dict[str, int]:
+        """Bytes the cached graph of a user takes in memory (arrays exactly, strings and the
+        key dictionary by ``sys.getsizeof``); empty when it is not cached."""
+        with self._lock:
+            graph = self._cache.get(user_id)
+        if graph is None:
+            return {}
+        rows = graph.entities
+        arrays = (
+            graph.adjacency.data.nbytes
+            + graph.adjacency.indices.nbytes
+            + graph.adjacency.indptr.nbytes
+            + graph.degree.nbytes
+            + rows.entity_ids.nbytes
+            + rows.vectors.nbytes
+            + rows.mention_entity.nbytes
+            + rows.mention_episode.nbytes
+        )
+        strings = sum(sys.getsizeof(n) for n in rows.names) + sum(
+            sys.getsizeof(t) for t in rows.types
+        )
+        keys = sys.getsizeof(rows.keys) + sum(sys.getsizeof(k) for k in rows.keys)
+        return {
+            "passages": graph.passages,
+            "entities": int(rows.entity_ids.size),
+            "edges": int(graph.adjacency.nnz),
+            "bytes": arrays + strings + keys,
+        }
+
+    def view(
+        self, user_id: str, cache: UserRows, dim: int, around: str, depth: int, limit: int
+    ) -> dict[str, Any]:
+        """Nodes and edges within ``depth`` hops of an entity or passage (breadth-first)."""
+        graph = self.user_graph(user_id, cache, dim)
+        n_p = graph.passages
+        if around.startswith("ep_") and around[3:].isdigit():
+            row = int(cache.rows_of(np.asarray([int(around[3:])], dtype=np.int64))[0])
+            if row < 0:
+                raise ValueError(f"no passage {around!r} for user {user_id!r}")
+            start = row
+        else:
+            position = graph.entities.keys.get(entity_key(around))
+            if position is None:
+                raise ValueError(f"no entity {around!r} in the memory graph of {user_id!r}")
+            start = n_p + position
+        indptr, indices = graph.adjacency.indptr, graph.adjacency.indices
+        order, seen, frontier = [start], {start}, [start]
+        for _ in range(depth):
+            grown = []
+            for node in frontier:
+                for neighbour in indices[indptr[node] : indptr[node + 1]].tolist():
+                    if neighbour not in seen and len(seen) < limit:
+                        seen.add(neighbour)
+                        grown.append(neighbour)
+            order += grown
+            frontier = grown
+        names, types = graph.entities.names, graph.entities.types
+
+        def node_id(node: int) -> str:
+            return f"ep_{int(cache.ids[node])}" if node < n_p else f"entity:{names[node - n_p]}"
+
+        nodes: list[dict[str, Any]] = []
+        for node in order:
+            if node < n_p:
+                nodes.append({"id": node_id(node), "type": "passage"})
+            else:
+                position = node - n_p
+                nodes.append(
+                    {
+                        "id": node_id(node),
+                        "type": "entity",
+                        "label": names[position],
+                        "kind": types[position],
+                        "passages": int(graph.degree[position]),
+                    }
+                )
+        edges: list[dict[str, str]] = []
+        for node in order:
+            for neighbour in indices[indptr[node] : indptr[node + 1]].tolist():
+                if neighbour in seen and node < neighbour:
+                    kind = "next" if node < n_p and neighbour < n_p else "mentions"
+                    edges.append(
+                        {"source": node_id(node), "target": node_id(neighbour), "type": kind}
+                    )
+        return {"around": node_id(start), "nodes": nodes, "edges": edges}
+
+    def recall(
+        self,
+        user_id: str,
+        cache: UserRows,
+        query: str,
+        query_entities: list[str],
+        vector: npt.NDArray[np.float32] | None,
+        dim: int,
+    ) -> GraphRecall:
+        graph = self.user_graph(user_id, cache, dim)
+        empty = GraphRecall(np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(0, np.float32))
+        if graph.entities.entity_ids.size == 0:
+            return empty
+        hub = graph.degree > max(3, int(graph.passages * self._settings.entity_max_share))
+        seeds = self._seeds(graph, hub, query, query_entities, vector)
+        if not seeds:
+            return empty
+        n_p = graph.passages
+        start = np.asarray([n_p + s for s in seeds], dtype=np.int64)
+        weights = np.asarray([w for w, _, _ in seeds.values()], dtype=np.float64)
+        strengths = np.asarray([m for _, _, m in seeds.values()], dtype=np.float64)
+        # how sure the seeding is: 1.0 for names found in the query, less for seeds only
+        # similar to it; the channel's scores are scaled by it, so weak seeds lift little
+        confidence = float((weights * strengths).sum() / weights.sum())
+        expandable = np.ones(graph.adjacency.shape[0], dtype=bool)
+        expandable[n_p:] = ~hub
+        nodes, parents = _neighbourhood(graph.adjacency, start, expandable)
+        scores = _ppr(graph.adjacency, nodes, start, weights, self._settings.graph_damping)
+        passage = nodes < n_p
+        rows, raw = nodes[passage], scores[passage]
+        keep = raw > 0
+        rows, raw = rows[keep], raw[keep]
+        if rows.size == 0:
+            return empty
+        order = np.argsort(-raw, kind="stable")
+        rows, raw = rows[order], raw[order]
+        calibrated = raw / raw[0] * confidence
+        names = graph.entities.names
+        recall = GraphRecall(
+            rows.astype(np.int64),
+            raw.astype(np.float32),
+            calibrated.astype(np.float32),
+            seeds=[
+                {"entity": names[s], "how": how, "weight": round(w, 4)}
+                for s, (w, how, _) in seeds.items()
+            ],
+        )
+        for row in rows[: max(self._settings.channel_depth, 10)].tolist():
+            recall.paths[row] = _path(int(row), parents, n_p, names, cache.ids)
+        return recall
+
+    def _seeds(
+        self,
+        graph: UserGraph,
+        hub: npt.NDArray[np.bool_],
+        query: str,
+        query_entities: list[str],
+        vector: npt.NDArray[np.float32] | None,
+    ) -> dict[int, tuple[float, str, float]]:
+        """Entity position -> (personalization weight: strength × how specific it is, how it
+        was found, strength)."""
+        keys = ngram_keys(query) | {entity_key(e) for e in query_entities}
+        known = graph.entities.keys
+        strength: dict[int, float] = {}
+        how: dict[int, str] = {}
+        for key in keys:
+            position = known.get(key)
+            if position is not None and not hub[position]:
+                strength[position] = 1.0
+                how[position] = "dictionary"
+        wanted = self._settings.graph_min_seeds
+        if vector is not None and len(strength) < wanted:
+            sims = graph.entities.vectors.astype(np.float32) @ vector
+            calibrated = np.clip((sims - self._low) / (self._high - self._low), 0.0, 1.0)
+            calibrated[hub] = 0.0
+            calibrated[list(strength)] = 0.0
+            threshold = self._settings.graph_seed_threshold
+            while True:
+                above = np.flatnonzero(calibrated >= threshold)
+                if len(strength) + above.size >= wanted or threshold <= _WIDENING_FLOOR:
+                    break
+                threshold = round(threshold - _WIDENING_STEP, 6)
+            best = above[np.argsort(-calibrated[above], kind="stable")]
+            for position in best[: max(0, self._settings.graph_max_seeds - len(strength))]:
+                # a name merely similar to the query is a weaker lead than one it contains
+                strength[int(position)] = float(calibrated[position]) ** 2
+                how[int(position)] = f"similar ≥ {threshold:.1f}"
+        n_p = max(graph.passages, 1)
+        seeds: dict[int, tuple[float, str, float]] = {}
+        for position, value in strength.items():
+            df = max(int(graph.degree[position]), 1)
+            specificity = float(np.log((n_p + 1) / df) / np.log(n_p + 1))
+            if specificity > 0 and value > 0:
+                seeds[position] = (value * specificity, how[position], value)
+        return seeds
+
+
+def _build(cache: UserRows, entities: GraphRows) -> UserGraph:
+    n_p, n_e = cache.ids.size, entities.entity_ids.size
+    rows = cache.rows_of(entities.mention_episode)
+    known = rows >= 0
+    passage, entity = rows[known], entities.mention_entity[known] + n_p
+    degree = np.bincount(entities.mention_entity[known], minlength=n_e).astype(np.int64)
+    linked = np.flatnonzero(cache.next >= 0)
+    following = cache.next[linked]
+    sources = np.concatenate([passage, entity, linked, following])
+    targets = np.concatenate([entity, passage, following, linked])
+    weights = np.concatenate(
+        [
+            np.ones(2 * passage.size, dtype=np.float32),
+            np.full(2 * linked.size, _SESSION_EDGE, dtype=np.float32),
+        ]
+    )
+    size = n_p + n_e
+    adjacency = sparse.csr_matrix((weights, (sources, targets)), shape=(size, size))
+    adjacency.sum_duplicates()
+    return UserGraph(cache.generation, entities, n_p, degree, adjacency)
+
+
+def _neighbourhood(
+    adjacency: sparse.csr_matrix, start: npt.NDArray[np.int64], expandable: npt.NDArray[np.bool_]
+) -> tuple[npt.NDArray[np.int64], dict[int, int]]:
+    """Breadth-first from the seeds, at most ``_MAX_DEPTH`` hops and ``_MAX_NODES`` nodes;
+    ``parents`` remembers how each node was first reached (for ``explain``)."""
+    parents: dict[int, int] = {}
+    visited = {int(s) for s in start}
+    order = [int(s) for s in start]
+    frontier = start
+    indptr, indices = adjacency.indptr, adjacency.indices
+    for _ in range(_MAX_DEPTH):
+        grown: list[int] = []
+        for node in frontier.tolist():
+            if not expandable[node]:
+                continue
+            for neighbour in indices[indptr[node] : indptr[node + 1]].tolist():
+                if neighbour in visited:
+                    continue
+                visited.add(neighbour)
+                parents[neighbour] = node
+                grown.append(neighbour)
+                if len(visited) >= _MAX_NODES:
+                    break
+            if len(visited) >= _MAX_NODES:
+                break
+        order += grown
+        if not grown or len(visited) >= _MAX_NODES:
+            break
+        frontier = np.asarray(grown, dtype=np.int64)
+    return np.asarray(order, dtype=np.int64), parents
+
+
+def _ppr(
+    adjacency: sparse.csr_matrix,
+    nodes: npt.NDArray[np.int64],
+    start: npt.NDArray[np.int64],
+    weights: npt.NDArray[np.float64],
+    damping: float,
+) -> npt.NDArray[np.float64]:
+    """r = (1 − d)·v + d·Ã·r on the neighbourhood, Ã column-normalized; bounded iterations."""
+    sub = adjacency[nodes][:, nodes].astype(np.float64)
+    column = np.asarray(sub.sum(axis=0)).ravel()
+    column[column == 0] = 1.0
+    transition = sub @ sparse.diags(1.0 / column)
+    personal = np.zeros(nodes.size, dtype=np.float64)
+    personal[: start.size] = weights / weights.sum()  # seeds lead ``nodes``
+    rank = personal.copy()
+    for _ in range(_MAX_ITERATIONS):
+        following = (1.0 - damping) * personal + damping * (transition @ rank)
+        done = np.abs(following - rank).sum() < _TOLERANCE
+        rank = following
+        if done:
+            break
+    return rank
+
+
+def _path(
+    row: int,
+    parents: dict[int, int],
+    passages: int,
+    names: list[str],
+    episode_ids: npt.NDArray[np.int64],
+) -> list[str]:
+    """Seed entity … this passage, by first discovery."""
+    steps: list[str] = []
+    node: int | None = row
+    while node is not None and len(steps) <= _MAX_DEPTH + 1:
+        steps.append(
+            f"ep_{int(episode_ids[node])}"
+            if node < passages
+            else f"entity:{names[node - passages]}"
+        )
+        node = parents.get(node)
+    return list(reversed(steps))

@@ -1,0 +1,200 @@
+"""Graph memory rows: entities, aliases and mention edges, in the same SQLite file.
+
+Writes take the caller's connection, so the mentions of a batch commit with its episodes.
+Deletes need no code here: triggers drop an episode's mentions, then entities left without a
+mention, then their aliases. ``forget_user`` removes a user's graph explicitly.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from madeleine.store.sqlite import SQLiteStore
+
+_CHUNK = 500  # keys per IN (...) query
+
+
+@dataclass(frozen=True, slots=True)
+class NewMention:
+    """A mention to write: ``key`` is the entity's key (an alias already resolved to it)."""
+
+    episode_id: int
+    key: str
+    name: str
+    type: str
+    alias: tuple[str, str] | None = None  # (alias key, surface) that names this entity
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRows:
+    """One user's entities and mention edges as arrays; entity vectors are float16."""
+
+    entity_ids: npt.NDArray[np.int64]
+    names: list[str]
+    types: list[str]
+    keys: dict[str, int]  # entity key or alias key -> entity position
+    vectors: npt.NDArray[np.float16]
+    mention_entity: npt.NDArray[np.int64]  # entity position per edge
+    mention_episode: npt.NDArray[np.int64]  # episode id per edge
+
+
+class GraphStore:
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+        store.on_forget_user.append(self.forget_user)
+
+    def known(self, user_id: str) -> dict[str, str]:
+        """The user's dictionary: entity and alias keys -> the entity's key."""
+        conn = self._store.connection()
+        found = {
+            str(r[0]): str(r[0])
+            for r in conn.execute("SELECT key FROM entities WHERE user_id = ?", (user_id,))
+        }
+        for alias_key, entity_key in conn.execute(
+            "SELECT a.key, e.key FROM entity_aliases AS a JOIN entities AS e ON e.id = a.entity_id "
+            "WHERE a.user_id = ?",
+            (user_id,),
+        ):
+            found.setdefault(str(alias_key), str(entity_key))
+        return found
+
+    def known_in(
+        self, conn: sqlite3.Connection, user_id: str, keys: Iterable[str]
+    ) -> dict[str, str]:
+        """Of ``keys``, those in the user's dictionary (inside the write transaction, so that
+        entities another worker just created are reused): key -> the entity's key."""
+        wanted = list(keys)
+        found: dict[str, str] = {}
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for (key,) in conn.execute(
+                f"SELECT key FROM entities WHERE user_id = ? AND key IN ({marks})",
+                [user_id, *chunk],
+            ):
+                found[str(key)] = str(key)
+            for alias_key, entity_key in conn.execute(
+                "SELECT a.key, e.key FROM entity_aliases AS a "
+                "JOIN entities AS e ON e.id = a.entity_id "
+                f"WHERE a.user_id = ? AND a.key IN ({marks})",
+                [user_id, *chunk],
+            ):
+                found.setdefault(str(alias_key), str(entity_key))
+        return found
+
+    def write(
+        self,
+        conn: sqlite3.Connection,
+        user_id: str,
+        mentions: Iterable[NewMention],
+        vectors: dict[str, npt.NDArray[np.float32]],
+    ) -> int:
+        """Entities are created on first mention (with their name's vector); returns edges."""
+        ids: dict[str, int] = {}
+        edges: list[tuple[int, int]] = []
+        for mention in mentions:
+            entity_id = ids.get(mention.key)
+            if entity_id is None:
+                entity_id = self._entity_id(conn, user_id, mention, vectors)
+                ids[mention.key] = entity_id
+            if mention.alias is not None:
+                conn.execute(
+                    "INSERT OR IGNORE INTO entity_aliases(user_id, key, entity_id, surface) "
+                    "VALUES (?, ?, ?, ?)",
+                    (user_id, mention.alias[0], entity_id, mention.alias[1]),
+                )
+            edges.append((entity_id, mention.episode_id))
+        conn.executemany(
+            "INSERT OR IGNORE INTO mentions(entity_id, episode_id) VALUES (?, ?)", edges
+        )
+        return len(edges)
+
+    @staticmethod
+    def _entity_id(
+        conn: sqlite3.Connection,
+        user_id: str,
+        mention: NewMention,
+        vectors: dict[str, npt.NDArray[np.float32]],
+    ) -> int:
+        row = conn.execute(
+            "SELECT id FROM entities WHERE user_id = ? AND key = ?", (user_id, mention.key)
+        ).fetchone()
+        if row is not None:
+            return int(row[0])
+        vector = vectors.get(mention.key)
+        blob = b"" if vector is None else np.asarray(vector, dtype=np.float16).tobytes()
+        cursor = conn.execute(
+            "INSERT INTO entities(user_id, key, name, type, vector) VALUES (?, ?, ?, ?, ?)",
+            (user_id, mention.key, mention.name, mention.type, blob),
+        )
+        return int(cursor.lastrowid or 0)
+
+    def rows(self, user_id: str, dim: int) -> GraphRows:
+        conn = self._store.connection()
+        entities = conn.execute(
+            "SELECT id, key, name, type, vector FROM entities WHERE user_id = ? ORDER BY id",
+            (user_id,),
+        ).fetchall()
+        size = len(entities)
+        entity_ids = np.fromiter((r[0] for r in entities), dtype=np.int64, count=size)
+        keys = {str(r[1]): i for i, r in enumerate(entities)}
+        empty = np.zeros(dim, dtype=np.float16)
+        vectors = (
+            np.stack([np.frombuffer(r[4], dtype=np.float16) if r[4] else empty for r in entities])
+            if size
+            else np.zeros((0, dim), dtype=np.float16)
+        )
+        for alias_key, entity_id in conn.execute(
+            "SELECT key, entity_id FROM entity_aliases WHERE user_id = ?", (user_id,)
+        ):
+            position = int(np.searchsorted(entity_ids, entity_id))
+            if position < size and entity_ids[position] == entity_id:
+                keys.setdefault(str(alias_key), position)
+        edges = conn.execute(
+            "SELECT m.entity_id, m.episode_id FROM mentions AS m "
+            "JOIN entities AS e ON e.id = m.entity_id WHERE e.user_id = ?",
+            (user_id,),
+        ).fetchall()
+        entity_of = np.fromiter((r[0] for r in edges), dtype=np.int64, count=len(edges))
+        return GraphRows(
+            entity_ids=entity_ids,
+            names=[str(r[2]) for r in entities],
+            types=[str(r[3]) for r in entities],
+            keys=keys,
+            vectors=vectors,
+            mention_entity=np.searchsorted(entity_ids, entity_of).astype(np.int64),
+            mention_episode=np.fromiter((r[1] for r in edges), dtype=np.int64, count=len(edges)),
+        )
+
+    def episode_ids_of_events(
+        self, conn: sqlite3.Connection, event_ids: Sequence[int]
+    ) -> dict[int, int]:
+        found: dict[int, int] = {}
+        for start in range(0, len(event_ids), _CHUNK):
+            chunk = list(event_ids[start : start + _CHUNK])
+            marks = ",".join("?" * len(chunk))
+            for event_id, episode_id in conn.execute(
+                f"SELECT focus_event_id, id FROM episodes WHERE focus_event_id IN ({marks})", chunk
+            ):
+                found[int(event_id)] = int(episode_id)
+        return found
+
+    def counts(self) -> dict[str, int]:
+        conn = self._store.connection()
+        return {
+            "entities": int(conn.execute("SELECT count(*) FROM entities").fetchone()[0]),
+            "mentions": int(conn.execute("SELECT count(*) FROM mentions").fetchone()[0]),
+        }
+
+    def forget_user(self, conn: sqlite3.Connection, user_id: str) -> None:
+        conn.execute(
+            "DELETE FROM mentions WHERE entity_id IN (SELECT id FROM entities WHERE user_id = ?)",
+            (user_id,),
+        )
+        conn.execute("DELETE FROM entity_aliases WHERE user_id = ?", (user_id,))
+        conn.execute("DELETE FROM entities WHERE user_id = ?", (user_id,))

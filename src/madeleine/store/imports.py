@@ -1,0 +1,40 @@
+"""The import log: which files and conversations an import has already indexed, and how."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from madeleine.store.sqlite import SQLiteStore
+
+
+class ImportLog:
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+        store.on_forget_user.append(self.forget_user)
+
+    def get(self, user_id: str, source: str, unit: str) -> tuple[str, dict[str, str]] | None:
+        """(stamp, passage id -> digest) of the last import of this unit, if any."""
+        row = (
+            self._store.connection()
+            .execute(
+                "SELECT stamp, passages FROM imports WHERE user_id = ? AND source = ? AND unit = ?",
+                (user_id, source, unit),
+            )
+            .fetchone()
+        )
+        return None if row is None else (str(row[0]), dict(json.loads(row[1])))
+
+    def put(
+        self, user_id: str, source: str, unit: str, stamp: str, digests: dict[str, str]
+    ) -> None:
+        with self._store.transaction() as conn:
+            conn.execute(
+                "INSERT INTO imports(user_id, source, unit, stamp, passages) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(user_id, source, unit) "
+                "DO UPDATE SET stamp = excluded.stamp, passages = excluded.passages",
+                (user_id, source, unit, stamp, json.dumps(digests)),
+            )
+
+    def forget_user(self, conn: sqlite3.Connection, user_id: str) -> None:
+        conn.execute("DELETE FROM imports WHERE user_id = ?", (user_id,))

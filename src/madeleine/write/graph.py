@@ -1,0 +1,100 @@
+"""From a batch of episodes to graph edges: extract and embed before the write lock, then
+write the mentions in the transaction that commits the episodes."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from madeleine.embed.base import Embedder
+from madeleine.graph.entities import EntityExtractor, Mention
+from madeleine.store.base import EpisodeRow
+from madeleine.store.graph import GraphStore, NewMention
+
+
+@dataclass(slots=True)
+class PreparedGraph:
+    # user -> [(focus event id, mentions)]
+    mentions: dict[str, list[tuple[int, list[Mention]]]] = field(default_factory=dict)
+    vectors: dict[str, dict[str, npt.NDArray[np.float32]]] = field(default_factory=dict)
+    # user -> key -> entity key, as the dictionary stood after reading the batch
+    resolved: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+class GraphPipeline:
+    def __init__(self, graph: GraphStore, extractor: EntityExtractor, embedder: Embedder) -> None:
+        self.graph = graph
+        self._extractor = extractor
+        self._embedder = embedder
+
+    def prepare(self, rows: Sequence[EpisodeRow]) -> PreparedGraph:
+        """Entities per turn (what was said, not the speaker label); names of entities new to
+        the user are embedded here, outside the lock, for query-time seeding."""
+        by_user: dict[str, list[EpisodeRow]] = defaultdict(list)
+        for row in rows:
+            by_user[row.user_id].append(row)
+        prepared = PreparedGraph()
+        for user_id, user_rows in by_user.items():
+            known = self.graph.known(user_id)
+            found: list[tuple[int, list[Mention]]] = []
+            new: dict[str, str] = {}
+            for row in user_rows:
+                mentions = self._extractor.extract(_said(row), known)
+                found.append((row.focus_event_id, mentions))
+                for mention in mentions:
+                    target = mention.alias_of or mention.key
+                    key = known.get(target, target)
+                    if key not in known and key not in new:
+                        new[key] = mention.surface
+                # the dictionary grows as the batch is read: later turns match earlier names
+                for mention in mentions:
+                    target = mention.alias_of or mention.key
+                    known.setdefault(target, target)
+                    known.setdefault(mention.key, known[target])
+            prepared.mentions[user_id] = found
+            prepared.resolved[user_id] = known
+            if new:
+                names = list(new.values())
+                vectors = self._embedder.embed_passages(names)
+                prepared.vectors[user_id] = dict(zip(new, vectors, strict=True))
+        return prepared
+
+    def commit(self, conn: sqlite3.Connection, prepared: PreparedGraph) -> None:
+        for user_id, found in prepared.mentions.items():
+            episodes = self.graph.episode_ids_of_events(conn, [event for event, _ in found])
+            known = self.graph.known_in(conn, user_id, _keys(found))
+            resolved = prepared.resolved.get(user_id, {})
+            # an entity is named by a surface of its own, not by an alias ("Bob")
+            names = {
+                m.key: m.surface for _, mentions in found for m in mentions if m.alias_of is None
+            }
+            writes: list[NewMention] = []
+            for event_id, mentions in found:
+                episode_id = episodes.get(event_id)
+                if episode_id is None:
+                    continue  # the message was deleted meanwhile
+                for mention in mentions:
+                    target = mention.alias_of or mention.key
+                    key = known.get(target) or resolved.get(target, target)
+                    alias = None
+                    if mention.alias_of is not None or key != mention.key:
+                        alias = (mention.key, mention.surface)
+                    name = names.get(key, mention.surface)
+                    writes.append(NewMention(episode_id, key, name, mention.type, alias))
+            self.graph.write(conn, user_id, writes, prepared.vectors.get(user_id, {}))
+
+
+def _said(row: EpisodeRow) -> str:
+    label = f"{row.speaker}: " if row.speaker else ""
+    return row.body[len(label) :] if label and row.body.startswith(label) else row.body
+
+
+def _keys(found: list[tuple[int, list[Mention]]]) -> set[str]:
+    return {m.alias_of or m.key for _, mentions in found for m in mentions} | {
+        m.key for _, mentions in found for m in mentions
+    }

@@ -1,0 +1,172 @@
+"""Graph memory: entities at index time, guarded merging, PPR recall, deletes, the viewer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from madeleine import Memory
+from madeleine.embed.base import Embedder
+from madeleine.graph.entities import EntityExtractor, entity_key
+from madeleine.text.analyzer import MultilingualAnalyzer
+
+QUERY = "What did we learn while working on Project Falcon?"
+TARGET = "gateway_v2 silently drops headers larger than 8 KB."
+
+DISTRACTORS = [
+    "I learned a lot working on my garden project this spring.",
+    "We learned that the project timeline was too short.",
+    "Working late again; the whole team is tired.",
+    "What we learned from the retro: write things down.",
+    "My sister is working on her thesis about birds of prey.",
+    "The falcon at the zoo was beautiful.",
+    "Lunch was ramen again.",
+    "The quarterly planning meeting moved to Thursday.",
+    "I should learn to say no to extra projects.",
+    "Our designer is working on a new logo.",
+    "The train was late this morning.",
+    "We shipped the mobile release on time.",
+    "Reading a book about what teams learn from failure.",
+    "Coffee machine on the third floor is broken.",
+    "The interns are working on onboarding docs.",
+]
+
+
+def _corpus(memory: Memory) -> None:
+    sessions = [
+        ("falcon", ["Project Falcon now routes every request through gateway_v2."]),
+        ("ops", [TARGET]),
+        *[(f"d{i}", [text]) for i, text in enumerate(DISTRACTORS)],
+    ]
+    for day, (session, texts) in enumerate(sessions, start=1):
+        memory.add(
+            [{"role": "user", "content": t, "id": f"{session}-{n}"} for n, t in enumerate(texts)],
+            user_id="dev",
+            session_id=session,
+            timestamp=f"2024-03-{day:02d}T10:00:00Z",
+        )
+    memory.wait(timeout=120)
+
+
+def _target_rank(hits: list) -> int | None:  # type: ignore[type-arg]
+    for rank, hit in enumerate(hits, start=1):
+        if hit.text.endswith(TARGET):
+            return rank
+    return None
+
+
+def test_two_hops_away_with_no_shared_word_only_the_graph_finds_it(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    assert not set(TARGET.lower().split()) & set(QUERY.lower().rstrip("?").split())
+    # one seed is enough here: no widening, so the path must run through Project Falcon
+    with Memory(tmp_path / "m", embedder=embedder, graph_min_seeds=1) as memory:
+        _corpus(memory)
+        plain = {"windows": False, "sessions": False, "entities": False, "diversify": False}
+        dense = memory.search(QUERY, user_id="dev", limit=5, channels=["dense"], stages=plain)
+        bm25 = memory.search(QUERY, user_id="dev", limit=5, channels=["bm25"], stages=plain)
+        graph = memory.search(QUERY, user_id="dev", limit=5, channels=["graph"], stages=plain)
+        assert _target_rank(dense) is None and _target_rank(bm25) is None
+        rank = _target_rank(graph)
+        assert rank is not None
+        found = graph[rank - 1]
+        explain = found.explain["graph"]
+        assert [seed["entity"] for seed in explain["seeds"]] == ["Project Falcon"]
+        assert explain["seeds"][0]["how"] == "dictionary"
+        assert explain["path"][0] == "entity:Project Falcon"
+        assert "entity:gateway_v2" in explain["path"] and explain["path"][-1] == found.id
+        # in the fused default ranking the graph channel lifts it above where it was
+        fused = _target_rank(memory.search(QUERY, user_id="dev", limit=20))
+        without = _target_rank(
+            memory.search(QUERY, user_id="dev", limit=20, channels=["dense", "bm25"])
+        )
+        assert fused is not None and without is not None and fused < without
+
+
+def test_viewer_graph_and_deletes_remove_nodes(tmp_path: Path, embedder: Embedder) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _corpus(memory)
+        assert memory.stats()["graph"] == {"entities": 2, "mentions": 3}
+        view = memory.graph("dev", around="gateway_v2", depth=2)
+        ids = {node["id"] for node in view["nodes"]}
+        assert view["around"] == "entity:gateway_v2"
+        assert "entity:Project Falcon" in ids
+        passages = [n for n in view["nodes"] if n["type"] == "passage"]
+        assert any(TARGET in n["label"] for n in passages)
+        assert {e["type"] for e in view["edges"]} == {"mentions"}
+        around_passage = memory.graph("dev", around=passages[0]["id"], depth=1)
+        assert around_passage["around"] == passages[0]["id"]
+        with pytest.raises(ValueError, match="no entity"):
+            memory.graph("dev", around="nothing like this")
+        with pytest.raises(ValueError, match="depth"):
+            memory.graph("dev", around="gateway_v2", depth=9)
+
+        assert memory.delete_message("ops-0", user_id="dev")
+        memory.wait(timeout=60)
+        still = memory.graph("dev", around="gateway_v2", depth=1)
+        assert not any(TARGET in n.get("label", "") for n in still["nodes"])
+        assert memory.delete_message("falcon-0", user_id="dev")
+        with pytest.raises(ValueError, match="no entity"):
+            memory.graph("dev", around="gateway_v2")  # no mention left: the entity is gone
+        assert memory.stats()["graph"] == {"entities": 0, "mentions": 0}
+
+
+def test_guarded_merging_never_merges_distinct_identifiers() -> None:
+    assert entity_key("SR-2023-052") == entity_key("sr 2023 052") == "sr2023052"
+    assert entity_key("SR-2023-052") != entity_key("SR-2023-053")
+    assert entity_key("soul_server") == entity_key("Soul Server") == entity_key("soul-server")
+    assert entity_key("Zoë") == entity_key("ZOE")
+    assert entity_key("Caroline's") == entity_key("caroline")
+    extractor = EntityExtractor(MultilingualAnalyzer())
+    found = {
+        m.key: m
+        for m in extractor.extract(
+            'Fixed SR-2023-052 and SR-2023-053 in soul_server; met Bob Smith ("Bobby").'
+        )
+    }
+    assert {"sr2023052", "sr2023053", "soulserver", "bobsmith"} <= set(found)
+    assert "fixedsr2023052" not in found  # a name span never swallows an identifier
+    assert found["bobby"].alias_of == "bobsmith"
+    known = extractor.extract("thanks, dubu loved it", {"dubu": "dubu"})
+    assert [m.key for m in known] == ["dubu"]  # the dictionary matches whatever the case
+    assert extractor.extract("Wow. Thanks!") == []  # sentence-initial capitals are not names
+
+
+def test_forgetting_a_user_removes_the_graph(tmp_path: Path, embedder: Embedder) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _corpus(memory)
+        memory.add({"role": "user", "content": "Project Falcon is mine too."}, user_id="other")
+        memory.wait(timeout=60)
+        assert memory.stats()["graph"] == {"entities": 3, "mentions": 4}
+        memory.forget_user("dev")
+        assert memory.stats()["graph"] == {"entities": 1, "mentions": 1}
+        assert memory.graph("other", around="Project Falcon", depth=1)["nodes"]
+        with pytest.raises(ValueError, match="no entity"):
+            memory.graph("dev", around="Project Falcon")
+
+
+def test_entities_merge_across_messages_and_aliases_resolve(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        memory.add(
+            [
+                {"role": "user", "content": "Ticket SR-2023-052 is about soul_server."},
+                {"role": "user", "content": "Soul Server crashed again; see SR 2023 052."},
+                {"role": "user", "content": "SR-2023-053 is a different ticket."},
+                {"role": "user", "content": 'I met Robert Kim ("Bob") at the office.'},
+                {"role": "user", "content": "Lunch with Bob tomorrow."},
+            ],
+            user_id="u",
+        )
+        memory.wait(timeout=120)
+        around = memory.graph("u", around="soul_server", depth=1)
+        assert len([n for n in around["nodes"] if n["type"] == "passage"]) == 2
+        ticket = memory.graph("u", around="sr2023052", depth=1)
+        assert len([n for n in ticket["nodes"] if n["type"] == "passage"]) == 2
+        other = memory.graph("u", around="SR-2023-053", depth=1)
+        assert len([n for n in other["nodes"] if n["type"] == "passage"]) == 1
+        bob = memory.graph("u", around="Bob", depth=1)
+        assert bob["around"] == "entity:Robert Kim"
+        assert len([n for n in bob["nodes"] if n["type"] == "passage"]) == 2
