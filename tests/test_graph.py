@@ -170,3 +170,28 @@ def test_entities_merge_across_messages_and_aliases_resolve(
         bob = memory.graph("u", around="Bob", depth=1)
         assert bob["around"] == "entity:Robert Kim"
         assert len([n for n in bob["nodes"] if n["type"] == "passage"]) == 2
+
+
+def test_the_cached_graph_grows_with_new_messages_like_a_fresh_build(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _corpus(memory)
+        assert memory.search(QUERY, user_id="dev", channels=["graph"])  # builds the graph
+        memory.add(
+            [
+                {"role": "user", "content": "gateway_v2 also needs a retry budget."},
+                {"role": "user", "content": "Deploying Project Falcon to Orion-7 next week."},
+            ],
+            user_id="dev",
+            session_id="later",
+        )
+        memory.wait(timeout=60)
+        grown = memory.graph("dev", around="gateway_v2", depth=4)
+        extended = memory._searcher.graph_footprint("dev")
+    with Memory(tmp_path / "m", embedder=embedder) as fresh:
+        rebuilt = fresh.graph("dev", around="gateway_v2", depth=4)
+        assert fresh._searcher.graph_footprint("dev") == extended
+    assert sorted(n["id"] for n in grown["nodes"]) == sorted(n["id"] for n in rebuilt["nodes"])
+    assert "entity:Orion-7" in {n["id"] for n in grown["nodes"]}
+    assert len(grown["edges"]) == len(rebuilt["edges"])

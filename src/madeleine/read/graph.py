@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,8 @@ class UserGraph:
     passages: int
     degree: npt.NDArray[np.int64]  # passages that mention each entity
     adjacency: sparse.csr_matrix
+    names_matrix: npt.NDArray[np.float32]  # entity name vectors, float32 for the query product
+    last_episode: int  # the newest episode these rows cover
 
 
 @dataclass(slots=True)
@@ -67,12 +69,37 @@ class GraphIndex:
         self._lock = threading.Lock()
 
     def user_graph(self, user_id: str, cache: UserRows, dim: int) -> UserGraph:
+        """The user's graph for these passage rows: cached per generation; when only
+        additions happened since (no delete), only the new rows are read."""
         with self._lock:
             cached = self._cache.get(user_id)
             if cached is not None and cached.generation == cache.generation:
                 self._cache.move_to_end(user_id)
                 return cached
-        built = _build(cache, self._graph.rows(user_id, dim))
+        added_only = (
+            cached is not None
+            and cached.generation[1] == cache.generation[1]
+            and cached.generation[0] < cache.generation[0]
+        )
+        if cached is not None and added_only:
+            old = cached.entities
+            delta = self._graph.rows(
+                user_id, dim, known_ids=old.entity_ids, episode_after=cached.last_episode
+            )
+            merged = GraphRows(
+                entity_ids=np.concatenate([old.entity_ids, delta.entity_ids]),
+                names=old.names + delta.names,
+                types=old.types + delta.types,
+                keys={**old.keys, **delta.keys},
+                vectors=delta.vectors,
+                mention_entity=np.concatenate([old.mention_entity, delta.mention_entity]),
+                mention_episode=np.concatenate([old.mention_episode, delta.mention_episode]),
+            )
+            matrix = np.vstack([cached.names_matrix, delta.vectors.astype(np.float32)])
+            built = _build(cache, merged, matrix)
+        else:
+            rows = self._graph.rows(user_id, dim)
+            built = _build(cache, rows, rows.vectors.astype(np.float32))
         with self._lock:
             self._cache[user_id] = built
             self._cache.move_to_end(user_id)
@@ -95,6 +122,7 @@ class GraphIndex:
             + graph.degree.nbytes
             + rows.entity_ids.nbytes
             + rows.vectors.nbytes
+            + graph.names_matrix.nbytes
             + rows.mention_entity.nbytes
             + rows.mention_episode.nbytes
         )
@@ -238,7 +266,7 @@ class GraphIndex:
                 how[position] = "dictionary"
         wanted = self._settings.graph_min_seeds
         if vector is not None and len(strength) < wanted:
-            sims = graph.entities.vectors.astype(np.float32) @ vector
+            sims = graph.names_matrix @ vector
             calibrated = np.clip((sims - self._low) / (self._high - self._low), 0.0, 1.0)
             calibrated[hub] = 0.0
             calibrated[list(strength)] = 0.0
@@ -263,10 +291,24 @@ class GraphIndex:
         return seeds
 
 
-def _build(cache: UserRows, entities: GraphRows) -> UserGraph:
+def _build(
+    cache: UserRows, entities: GraphRows, names_matrix: npt.NDArray[np.float32]
+) -> UserGraph:
     n_p, n_e = cache.ids.size, entities.entity_ids.size
     rows = cache.rows_of(entities.mention_episode)
     known = rows >= 0
+    # mentions of episodes these rows do not have yet are left for the next refresh
+    last_episode = int(cache.ids[-1]) if n_p else 0
+    kept = entities.mention_episode <= last_episode
+    entities = replace(
+        entities,
+        mention_entity=entities.mention_entity[kept],
+        mention_episode=entities.mention_episode[kept],
+        # the float16 copy is not needed once the query-side matrix exists
+        vectors=np.zeros((0, names_matrix.shape[1]), dtype=np.float16),
+    )
+    known = known[kept]
+    rows = rows[kept]
     passage, entity = rows[known], entities.mention_entity[known] + n_p
     degree = np.bincount(entities.mention_entity[known], minlength=n_e).astype(np.int64)
     linked = np.flatnonzero(cache.next >= 0)
@@ -282,7 +324,7 @@ def _build(cache: UserRows, entities: GraphRows) -> UserGraph:
     size = n_p + n_e
     adjacency = sparse.csr_matrix((weights, (sources, targets)), shape=(size, size))
     adjacency.sum_duplicates()
-    return UserGraph(cache.generation, entities, n_p, degree, adjacency)
+    return UserGraph(cache.generation, entities, n_p, degree, adjacency, names_matrix, last_episode)
 
 
 def _neighbourhood(

@@ -134,15 +134,29 @@ class GraphStore:
         )
         return int(cursor.lastrowid or 0)
 
-    def rows(self, user_id: str, dim: int) -> GraphRows:
+    def rows(
+        self,
+        user_id: str,
+        dim: int,
+        *,
+        known_ids: npt.NDArray[np.int64] | None = None,
+        episode_after: int = 0,
+    ) -> GraphRows:
+        """The user's graph; with ``known_ids`` only what is newer: entities after the last
+        known one and mentions of episodes after ``episode_after``. Positions (``keys``,
+        ``mention_entity``) then count the known entities first."""
         conn = self._store.connection()
+        known = np.zeros(0, dtype=np.int64) if known_ids is None else known_ids
+        after = int(known[-1]) if known.size else 0
         entities = conn.execute(
-            "SELECT id, key, name, type, vector FROM entities WHERE user_id = ? ORDER BY id",
-            (user_id,),
+            "SELECT id, key, name, type, vector FROM entities WHERE user_id = ? AND id > ? "
+            "ORDER BY id",
+            (user_id, after),
         ).fetchall()
         size = len(entities)
         entity_ids = np.fromiter((r[0] for r in entities), dtype=np.int64, count=size)
-        keys = {str(r[1]): i for i, r in enumerate(entities)}
+        every_id = np.concatenate([known, entity_ids])
+        keys = {str(r[1]): known.size + i for i, r in enumerate(entities)}
         empty = np.zeros(dim, dtype=np.float16)
         vectors = (
             np.stack([np.frombuffer(r[4], dtype=np.float16) if r[4] else empty for r in entities])
@@ -152,23 +166,27 @@ class GraphStore:
         for alias_key, entity_id in conn.execute(
             "SELECT key, entity_id FROM entity_aliases WHERE user_id = ?", (user_id,)
         ):
-            position = int(np.searchsorted(entity_ids, entity_id))
-            if position < size and entity_ids[position] == entity_id:
+            position = int(np.searchsorted(every_id, entity_id))
+            if position < every_id.size and every_id[position] == entity_id:
                 keys.setdefault(str(alias_key), position)
         edges = conn.execute(
             "SELECT m.entity_id, m.episode_id FROM mentions AS m "
-            "JOIN entities AS e ON e.id = m.entity_id WHERE e.user_id = ?",
-            (user_id,),
+            "JOIN entities AS e ON e.id = m.entity_id WHERE e.user_id = ? AND m.episode_id > ?",
+            (user_id, episode_after),
         ).fetchall()
         entity_of = np.fromiter((r[0] for r in edges), dtype=np.int64, count=len(edges))
+        positions = np.searchsorted(every_id, entity_of).astype(np.int64)
+        found = positions < every_id.size
+        found[found] = every_id[positions[found]] == entity_of[found]  # created after the read
+        episodes = np.fromiter((r[1] for r in edges), dtype=np.int64, count=len(edges))
         return GraphRows(
             entity_ids=entity_ids,
             names=[str(r[2]) for r in entities],
             types=[str(r[3]) for r in entities],
             keys=keys,
             vectors=vectors,
-            mention_entity=np.searchsorted(entity_ids, entity_of).astype(np.int64),
-            mention_episode=np.fromiter((r[1] for r in edges), dtype=np.int64, count=len(edges)),
+            mention_entity=positions[found],
+            mention_episode=episodes[found],
         )
 
     def episode_ids_of_events(
