@@ -34,10 +34,12 @@ INGEST_SCRIPT = textwrap.dedent(
 )
 
 
-def _spawn(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+def _spawn(tmp_path: Path, *args: str, lease: str | None = None) -> subprocess.Popen[str]:
     script = tmp_path / "ingest.py"
     script.write_text(INGEST_SCRIPT)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    if lease is not None:  # how long the child's claims outlive it
+        env["MADELEINE_LEASE_SECONDS"] = lease
     return subprocess.Popen(
         [sys.executable, str(script), *args], stdout=subprocess.PIPE, text=True, env=env
     )
@@ -59,7 +61,8 @@ def test_sigkill_mid_ingest_loses_no_acknowledged_message(
     tmp_path: Path, embedder: Embedder
 ) -> None:
     store = tmp_path / "store"
-    process = _spawn(tmp_path, str(store), "u1", "k", "400")
+    # a short lease: the batch the child was indexing when killed is retried within seconds
+    process = _spawn(tmp_path, str(store), "u1", "k", "400", lease="1.0")
     acknowledged: list[str] = []
     assert process.stdout is not None
     deadline = time.monotonic() + 120

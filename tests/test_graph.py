@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -10,6 +11,7 @@ from madeleine import Memory
 from madeleine.embed.base import Embedder
 from madeleine.graph.entities import EntityExtractor, entity_key
 from madeleine.text.analyzer import MultilingualAnalyzer
+from tests.fake_llm import FakeLLM, fake_llm_fixture  # noqa: F401
 
 QUERY = "What did we learn while working on Project Falcon?"
 TARGET = "gateway_v2 silently drops headers larger than 8 KB."
@@ -195,3 +197,46 @@ def test_the_cached_graph_grows_with_new_messages_like_a_fresh_build(
     assert sorted(n["id"] for n in grown["nodes"]) == sorted(n["id"] for n in rebuilt["nodes"])
     assert "entity:Orion-7" in {n["id"] for n in grown["nodes"]}
     assert len(grown["edges"]) == len(rebuilt["edges"])
+
+
+def test_an_llm_can_name_entities_the_rules_miss(
+    tmp_path: Path, embedder: Embedder, fake_llm: FakeLLM
+) -> None:
+    def reply(request: dict[str, Any]) -> dict[str, Any]:
+        system = str(request["messages"][0]["content"])
+        if "memory graph" in system:
+            return {
+                "entities": [
+                    {"turn": 0, "name": "the blue lagoon", "type": "place"},
+                    {"turn": 0, "name": "Atlantis", "type": "place"},  # not in the turn
+                    {"turn": 1, "name": "blue lagoon", "type": "place"},
+                ]
+            }
+        return {"cards": []}  # the fact extractor's call
+
+    fake_llm.script(reply, reply, reply)
+    options: dict[str, Any] = {
+        "llm_base_url": fake_llm.base_url,
+        "llm_model": "m",
+        "graph_llm_entities": True,
+    }
+    with Memory(tmp_path / "m", embedder=embedder, **options) as memory:
+        memory.add(
+            [
+                {"role": "user", "content": "we swam in the blue lagoon"},
+                {"role": "user", "content": "the blue lagoon was packed"},
+            ],
+            user_id="u",
+        )
+        memory.wait(timeout=60)
+        view = memory.graph("u", around="blue lagoon", depth=1)
+        assert len([n for n in view["nodes"] if n["type"] == "passage"]) == 2
+        kinds = {n["kind"] for n in view["nodes"] if n["type"] == "entity"}
+        assert kinds == {"llm:place"}
+        with pytest.raises(ValueError, match="no entity"):
+            memory.graph("u", around="Atlantis")  # invented names are dropped
+
+        fake_llm.script("not json", "still not json", "nope", "nope", "nope", "nope")
+        memory.add({"role": "user", "content": "Dinner at Noma tonight."}, user_id="u")
+        memory.wait(timeout=60)  # a failing model leaves the rules' entities
+        assert memory.graph("u", around="Noma", depth=1)["nodes"]

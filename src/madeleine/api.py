@@ -21,6 +21,7 @@ from madeleine.facts.cards import Card
 from madeleine.facts.checks import BUILT_IN_CHECKS, Check
 from madeleine.facts.factory import build_extractor, build_judge, build_llm
 from madeleine.graph.entities import EntityExtractor
+from madeleine.graph.llm_entities import LLMEntityExtractor
 from madeleine.importers.runner import ImportReport, import_chatgpt, import_claude_code
 from madeleine.read.assemble import assemble
 from madeleine.read.dense import DenseIndex
@@ -142,7 +143,14 @@ class Memory:
             lease_seconds=self.settings.lease_seconds,
             context_chars=self.settings.context_chars,
             facts=self._fact_pipeline,
-            graph=GraphPipeline(self._graph, EntityExtractor(self._analyzer), self._embedder),
+            graph=GraphPipeline(
+                self._graph,
+                EntityExtractor(self._analyzer),
+                self._embedder,
+                LLMEntityExtractor(llm)
+                if llm is not None and self.settings.graph_llm_entities
+                else None,
+            ),
         )
         self._worker = BackgroundWorker(self._indexer) if self.settings.background else None
         self._closed = False

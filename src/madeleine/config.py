@@ -72,6 +72,12 @@ class Settings(BaseModel):
         description="blend the graph into the dense channel as beta*ppr + (1-beta)*knn "
         "instead of adding it (None: added with graph_weight)",
     )
+    graph_llm_entities: bool = Field(
+        False, description="with an LLM configured, it also names each turn's entities"
+    )
+    graph_passage_seeds: int = Field(
+        0, ge=0, description="best dense hits that also seed the graph walk (0: entities only)"
+    )
     graph_damping: float = Field(0.85, gt=0, lt=1, description="PageRank damping d")
     graph_seed_threshold: float = Field(
         0.5,

@@ -74,9 +74,11 @@ class Mention:
 
 def entity_key(surface: str) -> str:
     """The guarded merge key: NFKC, case-folded, diacritics and separators removed,
-    a trailing possessive dropped. Digits and letters are never changed otherwise."""
+    a leading article and a trailing possessive dropped. Digits and letters are never
+    changed otherwise."""
     text = unicodedata.normalize("NFKC", surface).strip()
     text = re.sub(r"['’]s$", "", text)
+    text = re.sub(r"^(?:the|a|an)\s+(?=\S)", "", text, flags=re.IGNORECASE)
     decomposed = unicodedata.normalize("NFD", text.casefold())
     stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
     return _SEPARATORS.sub("", unicodedata.normalize("NFC", stripped)).strip("'’\"")

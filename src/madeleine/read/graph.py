@@ -36,6 +36,7 @@ _TOLERANCE = 1e-6
 _WIDENING_STEP = 0.1
 _WIDENING_FLOOR = 0.3
 _CACHED_USERS = 64
+_PASSAGE_SEED_SHARE = 0.5  # a dense hit as a seed, against 1.0 for an entity named in the query
 
 
 @dataclass(slots=True)
@@ -202,26 +203,51 @@ class GraphIndex:
         query_entities: list[str],
         vector: npt.NDArray[np.float32] | None,
         dim: int,
+        passage_seeds: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None,
     ) -> GraphRecall:
+        """``passage_seeds``: (rows, calibrated scores) of the best dense hits, which also
+        seed the walk (HippoRAG 2); only the mass the graph moves counts for them."""
         graph = self.user_graph(user_id, cache, dim)
         empty = GraphRecall(np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(0, np.float32))
         if graph.entities.entity_ids.size == 0:
             return empty
         hub = graph.degree > max(3, int(graph.passages * self._settings.entity_max_share))
         seeds = self._seeds(graph, hub, query, query_entities, vector)
-        if not seeds:
-            return empty
         n_p = graph.passages
-        start = np.asarray([n_p + s for s in seeds], dtype=np.int64)
-        weights = np.asarray([w for w, _, _ in seeds.values()], dtype=np.float64)
-        strengths = np.asarray([m for _, _, m in seeds.values()], dtype=np.float64)
+        start_list = [n_p + s for s in seeds]
+        weight_list = [w for w, _, _ in seeds.values()]
+        strength_list = [m for _, _, m in seeds.values()]
+        seeded_passages: list[dict[str, Any]] = []
+        if passage_seeds is not None:
+            rows_in, scores_in = passage_seeds
+            for row, score in zip(rows_in.tolist(), scores_in.tolist(), strict=True):
+                if score > 0:
+                    start_list.append(int(row))
+                    weight_list.append(_PASSAGE_SEED_SHARE * float(score))
+                    strength_list.append(float(score))
+                    seeded_passages.append(
+                        {
+                            "passage": f"ep_{int(cache.ids[row])}",
+                            "how": "dense",
+                            "weight": round(_PASSAGE_SEED_SHARE * float(score), 4),
+                        }
+                    )
+        if not start_list:
+            return empty
+        start = np.asarray(start_list, dtype=np.int64)
+        weights = np.asarray(weight_list, dtype=np.float64)
+        strengths = np.asarray(strength_list, dtype=np.float64)
         # how sure the seeding is: 1.0 for names found in the query, less for seeds only
         # similar to it; the channel's scores are scaled by it, so weak seeds lift little
         confidence = float((weights * strengths).sum() / weights.sum())
         expandable = np.ones(graph.adjacency.shape[0], dtype=bool)
         expandable[n_p:] = ~hub
         nodes, parents = _neighbourhood(graph.adjacency, start, expandable)
-        scores = _ppr(graph.adjacency, nodes, start, weights, self._settings.graph_damping)
+        damping = self._settings.graph_damping
+        scores = _ppr(graph.adjacency, nodes, start, weights, damping)
+        # a seed passage's own restart mass is the dense score again: count what the walk adds
+        scores[: start.size] -= (1.0 - damping) * weights / weights.sum()
+        np.maximum(scores, 0.0, out=scores)
         passage = nodes < n_p
         rows, raw = nodes[passage], scores[passage]
         keep = raw > 0
@@ -239,7 +265,8 @@ class GraphIndex:
             seeds=[
                 {"entity": names[s], "how": how, "weight": round(w, 4)}
                 for s, (w, how, _) in seeds.items()
-            ],
+            ]
+            + seeded_passages,
         )
         for row in rows[: max(self._settings.channel_depth, 10)].tolist():
             recall.paths[row] = _path(int(row), parents, n_p, names, cache.ids)

@@ -203,6 +203,17 @@ class Searcher:
         settings = self._settings
         stages = request.stages
         time_range = _episode_range(request)
+        early_graph: Future[GraphRecall] | None = None
+        if (
+            self._graph is not None
+            and "graph" in request.channels
+            and not (settings.graph_passage_seeds and "dense" in request.channels)
+        ):
+            # the walk runs on the embedding thread once the query vector is there, while
+            # this thread runs BM25, the digests and the entity lookups (SQLite frees the GIL)
+            early_graph = self._embedding_pool.submit(
+                self._graph_recall, request, analysis, cache, vector
+            )
         size = cache.ids.size
         depth = max(settings.channel_depth, request.limit)
         timings: dict[str, float] = {}
@@ -230,16 +241,24 @@ class Searcher:
         graph: GraphRecall | None = None
         if self._graph is not None and "graph" in request.channels:
             t0 = time.perf_counter()
-            graph = self._graph.recall(
-                request.user_id,
-                cache,
-                request.query,
-                analysis.entities,
-                None if vector is None else vector.result()[0],
-                self._embedder.dim,
-            )
+            seeded = settings.graph_passage_seeds
+            dense = recalls.get("dense")
+            if early_graph is not None:
+                graph = early_graph.result()
+            else:  # seeded by the dense hits: it has to wait for them
+                graph = self._graph.recall(
+                    request.user_id,
+                    cache,
+                    request.query,
+                    analysis.entities,
+                    None if vector is None else vector.result()[0],
+                    self._embedder.dim,
+                    None
+                    if dense is None or not seeded
+                    else (dense.rows[:seeded], dense.calibrated[:seeded]),
+                )
             recalls["graph"] = _Recall(graph.rows, graph.raw, graph.calibrated)
-            timings["graph"] = _ms(t0)
+            timings["graph"] = _ms(t0)  # what remained of the walk when the text channels ended
 
         t0 = time.perf_counter()
         base = self._fuse(recalls, size, stages.fusion)
@@ -333,6 +352,23 @@ class Searcher:
 
     def close(self) -> None:
         self._embedding_pool.shutdown(wait=True, cancel_futures=True)
+
+    def _graph_recall(
+        self,
+        request: SearchRequest,
+        analysis: QueryAnalysis,
+        cache: UserRows,
+        vector: Future[Vectors] | None,
+    ) -> GraphRecall:
+        assert self._graph is not None
+        return self._graph.recall(
+            request.user_id,
+            cache,
+            request.query,
+            analysis.entities,
+            None if vector is None else vector.result()[0],
+            self._embedder.dim,
+        )
 
     def graph_footprint(self, user_id: str) -> dict[str, int]:
         return {} if self._graph is None else self._graph.footprint(user_id)

@@ -3,6 +3,7 @@ write the mentions in the transaction that commits the episodes."""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
@@ -13,8 +14,12 @@ import numpy.typing as npt
 
 from madeleine.embed.base import Embedder
 from madeleine.graph.entities import EntityExtractor, Mention
+from madeleine.graph.llm_entities import LLMEntityExtractor
+from madeleine.llm.client import LLMError
 from madeleine.store.base import EpisodeRow
 from madeleine.store.graph import GraphStore, NewMention
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -27,10 +32,17 @@ class PreparedGraph:
 
 
 class GraphPipeline:
-    def __init__(self, graph: GraphStore, extractor: EntityExtractor, embedder: Embedder) -> None:
+    def __init__(
+        self,
+        graph: GraphStore,
+        extractor: EntityExtractor,
+        embedder: Embedder,
+        llm_entities: LLMEntityExtractor | None = None,
+    ) -> None:
         self.graph = graph
         self._extractor = extractor
         self._embedder = embedder
+        self._llm_entities = llm_entities
 
     def prepare(self, rows: Sequence[EpisodeRow]) -> PreparedGraph:
         """Entities per turn (what was said, not the speaker label); names of entities new to
@@ -43,8 +55,11 @@ class GraphPipeline:
             known = self.graph.known(user_id)
             found: list[tuple[int, list[Mention]]] = []
             new: dict[str, str] = {}
-            for row in user_rows:
+            from_llm = self._from_llm([_said(row) for row in user_rows])
+            for index, row in enumerate(user_rows):
                 mentions = self._extractor.extract(_said(row), known)
+                keys = {m.key for m in mentions}
+                mentions += [m for m in from_llm[index] if m.key not in keys]
                 found.append((row.focus_event_id, mentions))
                 for mention in mentions:
                     target = mention.alias_of or mention.key
@@ -63,6 +78,20 @@ class GraphPipeline:
                 vectors = self._embedder.embed_passages(names)
                 prepared.vectors[user_id] = dict(zip(new, vectors, strict=True))
         return prepared
+
+    def _from_llm(self, texts: list[str]) -> list[list[Mention]]:
+        if self._llm_entities is None:
+            return [[] for _ in texts]
+        try:
+            return self._llm_entities.extract(texts)
+        except LLMError as exc:
+            log.warning(
+                "entity extraction (%s) failed for %d turns; rules only: %s",
+                self._llm_entities.name,
+                len(texts),
+                exc,
+            )
+            return [[] for _ in texts]
 
     def commit(self, conn: sqlite3.Connection, prepared: PreparedGraph) -> None:
         for user_id, found in prepared.mentions.items():
