@@ -57,7 +57,17 @@ class GraphRecall:
     raw: npt.NDArray[np.float32]
     calibrated: npt.NDArray[np.float32]
     seeds: list[dict[str, Any]] = field(default_factory=list)
-    paths: dict[int, list[str]] = field(default_factory=dict)  # row -> seed … passage
+    parents: dict[int, int] = field(default_factory=dict)  # node -> the node it was reached from
+    names: list[str] = field(default_factory=list)
+    passages: int = 0
+    episode_ids: npt.NDArray[np.int64] | None = None
+
+    def path(self, row: int) -> list[str] | None:
+        """Seed … this passage, by first discovery; None if the walk did not reach it.
+        Built on demand: only the hits that are returned need one."""
+        if self.episode_ids is None or not bool(np.any(self.rows == row)):
+            return None
+        return _path(row, self.parents, self.passages, self.names, self.episode_ids)
 
 
 class GraphIndex:
@@ -271,8 +281,10 @@ class GraphIndex:
             ]
             + seeded_passages,
         )
-        for row in rows[: max(self._settings.channel_depth, 10)].tolist():
-            recall.paths[row] = _path(int(row), parents, n_p, names, cache.ids)
+        recall.parents = parents
+        recall.names = names
+        recall.passages = n_p
+        recall.episode_ids = cache.ids
         return recall
 
     def _seeds(
@@ -405,15 +417,17 @@ def _ppr(
     damping: float,
 ) -> npt.NDArray[np.float64]:
     """r = (1 − d)·v + d·Ã·r on the neighbourhood, Ã column-normalized; bounded iterations."""
-    sub = adjacency[nodes][:, nodes].astype(np.float64)
-    column = np.asarray(sub.sum(axis=0)).ravel()
+    transition = adjacency[nodes][:, nodes].astype(np.float64)
+    # column-normalize in place: each entry divided by the sum of its column
+    column = np.bincount(transition.indices, weights=transition.data, minlength=nodes.size)
     column[column == 0] = 1.0
-    transition = sub @ sparse.diags(1.0 / column)
+    transition.data /= column[transition.indices]
     personal = np.zeros(nodes.size, dtype=np.float64)
     personal[: start.size] = weights / weights.sum()  # seeds lead ``nodes``
+    restart = (1.0 - damping) * personal
     rank = personal.copy()
     for _ in range(_MAX_ITERATIONS):
-        following = (1.0 - damping) * personal + damping * (transition @ rank)
+        following = restart + damping * (transition @ rank)
         done = np.abs(following - rank).sum() < _TOLERANCE
         rank = following
         if done:

@@ -317,8 +317,9 @@ class Searcher:
                 "query": analysis.to_dict(),
                 "ms": {**timings, "total": _ms(started)},
             }
-            if graph is not None and row in graph.paths:
-                explain["graph"] = {"seeds": graph.seeds, "path": graph.paths[row]}
+            path = None if graph is None else graph.path(row)
+            if graph is not None and path is not None:
+                explain["graph"] = {"seeds": graph.seeds, "path": path}
             if window_gain[row] > 1e-9:
                 explain["window"] = {"contribution": round(float(window_gain[row]), 6)}
             if session_gain[row] > 1e-9:
