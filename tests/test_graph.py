@@ -130,6 +130,11 @@ def test_guarded_merging_never_merges_distinct_identifiers() -> None:
     assert {"sr2023052", "sr2023053", "soulserver", "bobsmith"} <= set(found)
     assert "fixedsr2023052" not in found  # a name span never swallows an identifier
     assert found["bobby"].alias_of == "bobsmith"
+    vaulted = extractor.extract("use [pii:loyalty_number:vabcdef1234] and [pii:password] for Delta")
+    assert [(m.surface, m.type) for m in vaulted] == [
+        ("[pii:loyalty_number:vabcdef1234]", "pii"),
+        ("Delta", "name"),
+    ]
     known = extractor.extract("thanks, dubu loved it", {"dubu": "dubu"})
     assert [m.key for m in known] == ["dubu"]  # the dictionary matches whatever the case
     assert extractor.extract("Wow. Thanks!") == []  # sentence-initial capitals are not names

@@ -206,6 +206,10 @@ def test_chatgpt_export_follows_the_visible_thread_and_updates(
         hits = memory.search("which city replaced day 2?", user_id="me", limit=1)
         assert "Nara" in hits[0].text and hits[0].session_id == "conv-kyoto"
         assert memory.import_chatgpt(export, user_id="me").changed == 0
+        broken = tmp_path / "broken.json"
+        broken.write_text(json.dumps([{"mapping": {}}, "not a conversation"]), encoding="utf-8")
+        skipped = memory.import_chatgpt(broken, user_id="me")
+        assert (skipped.units, skipped.skipped_lines, skipped.added) == (1, 1, 0)
         _export(export, extra_turn=True)
         grown = memory.import_chatgpt(export, user_id="me")
         assert (grown.changed, grown.added, grown.unchanged_passages) == (1, 1, 2)

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from madeleine.text.analyzer import Analyzer
+from madeleine.text.pii import PLACEHOLDER
 
 # identifiers: a token with a digit and a letter or separator (SR-2023-052, A1B2, #4521)
 _IDENTIFIER = re.compile(r"(?<![\w/.-])#?(?=[\w-]*\d)(?=[\w-]*[A-Za-z_-])[A-Za-z0-9][\w-]*\w")
@@ -104,6 +105,13 @@ class EntityExtractor:
 
     def extract(self, text: str, known: dict[str, str] | None = None) -> list[Mention]:
         found: dict[str, Mention] = {}
+        # a vaulted value is one entity under its placeholder (the same number links the
+        # turns that mention it, without revealing it); masked values carry no identity
+        for match in PLACEHOLDER.finditer(text):
+            if match.group("token"):
+                placeholder = match.group(0)
+                found.setdefault(placeholder, Mention(placeholder, placeholder, "pii"))
+        text = PLACEHOLDER.sub(" ", text)
 
         def add(surface: str, kind: str, alias_of: str | None = None) -> None:
             surface = surface.strip(" \t\"'“”‘’()[]{},;:!?.")

@@ -46,7 +46,8 @@ class ImportReport:
             f"{self.source}: {self.units} units, {self.changed} new or changed; passages "
             f"+{self.added} added, {self.updated} updated, {self.removed} removed, "
             f"{self.unchanged_passages} unchanged; {self.indexed} indexed; "
-            f"{self.skipped_lines} malformed lines skipped; {self.seconds:.1f} s"
+            f"{self.skipped_lines} malformed lines or conversations skipped; "
+            f"{self.seconds:.1f} s"
         )
 
 
@@ -99,7 +100,13 @@ def import_chatgpt(
     conversations = chatgpt.load_export(path)
     report.units = len(conversations)
     for raw in conversations:
-        conversation = chatgpt.parse_conversation(raw)
+        try:
+            conversation = chatgpt.parse_conversation(raw)
+        except ValueError:
+            report.skipped_lines += 1  # a conversation with no id or title: nothing to key it by
+            if progress is not None:
+                progress("parse", 1)
+            continue
         stamp = f"{conversation.updated:.6f}:{len(conversation.passages)}"
         previous = log.get(user_id, chatgpt.SOURCE, conversation.id)
         if previous is not None and previous[0] == stamp:
