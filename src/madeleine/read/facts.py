@@ -8,8 +8,6 @@ Volatile facts decay with the ``fact`` half-life; stable and pinned ones are exe
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.config import Settings
+from madeleine.read.lru import UserLRU
 from madeleine.store.facts import FactStore, FactVectors
 
 _CACHED_USERS = 256
@@ -61,22 +60,15 @@ class FactIndex:
         self._facts = facts
         self._settings = settings
         self._low, self._high = similarity_range
-        self._cache: OrderedDict[str, tuple[int, FactVectors]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cache: UserLRU[tuple[int, FactVectors]] = UserLRU(_CACHED_USERS)
 
     def rows(self, user_id: str) -> FactVectors:
         generation = self._facts.generation(user_id)
-        with self._lock:
-            cached = self._cache.get(user_id)
-            if cached is not None and cached[0] == generation:
-                self._cache.move_to_end(user_id)
-                return cached[1]
+        cached = self._cache.get(user_id)
+        if cached is not None and cached[0] == generation:
+            return cached[1]
         loaded = self._facts.search_rows(user_id)
-        with self._lock:
-            self._cache[user_id] = (generation, loaded)
-            self._cache.move_to_end(user_id)
-            while len(self._cache) > _CACHED_USERS:
-                self._cache.popitem(last=False)
+        self._cache.put(user_id, (generation, loaded))
         return loaded
 
     def lexical(self, user_id: str, terms: Sequence[str], enabled: bool) -> FactLexical:

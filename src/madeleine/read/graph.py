@@ -14,8 +14,6 @@ nodes, bounded iterations), so its cost does not grow with the user's history.
 from __future__ import annotations
 
 import sys
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -26,6 +24,7 @@ from scipy import sparse
 from madeleine.config import Settings
 from madeleine.graph.entities import entity_key, ngram_keys
 from madeleine.read.dense import UserRows
+from madeleine.read.lru import UserLRU
 from madeleine.store.graph import GraphRows, GraphStore
 
 _SESSION_EDGE = 0.5  # a turn's link to the next turn, against 1.0 for a mention
@@ -77,17 +76,14 @@ class GraphIndex:
         self._graph = graph
         self._settings = settings
         self._low, self._high = similarity_range
-        self._cache: OrderedDict[str, UserGraph] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cache: UserLRU[UserGraph] = UserLRU(_CACHED_USERS)
 
     def user_graph(self, user_id: str, cache: UserRows, dim: int) -> UserGraph:
         """The user's graph for these passage rows: cached per generation; when only
         additions happened since (no delete), only the new rows are read."""
-        with self._lock:
-            cached = self._cache.get(user_id)
-            if cached is not None and cached.generation == cache.generation:
-                self._cache.move_to_end(user_id)
-                return cached
+        cached = self._cache.get(user_id)
+        if cached is not None and cached.generation == cache.generation:
+            return cached
         added_only = (
             cached is not None
             and cached.generation[1] == cache.generation[1]
@@ -112,18 +108,13 @@ class GraphIndex:
         else:
             rows = self._graph.rows(user_id, dim)
             built = _build(cache, rows, rows.vectors.astype(np.float32))
-        with self._lock:
-            self._cache[user_id] = built
-            self._cache.move_to_end(user_id)
-            while len(self._cache) > _CACHED_USERS:
-                self._cache.popitem(last=False)
+        self._cache.put(user_id, built)
         return built
 
     def footprint(self, user_id: str) -> dict[str, int]:
         """Bytes the cached graph of a user takes in memory (arrays exactly, strings and the
         key dictionary by ``sys.getsizeof``); empty when it is not cached."""
-        with self._lock:
-            graph = self._cache.get(user_id)
+        graph = self._cache.get(user_id)
         if graph is None:
             return {}
         rows = graph.entities
