@@ -246,13 +246,11 @@ class Searcher:
             if early_graph is not None:
                 graph = early_graph.result()
             else:  # seeded by the dense hits: it has to wait for them
-                graph = self._graph.recall(
-                    request.user_id,
+                graph = self._graph_recall(
+                    request,
+                    analysis,
                     cache,
-                    request.query,
-                    analysis.entities,
-                    None if vector is None else vector.result()[0],
-                    self._embedder.dim,
+                    vector,
                     None
                     if dense is None or not seeded
                     else (dense.rows[:seeded], dense.calibrated[:seeded]),
@@ -360,6 +358,7 @@ class Searcher:
         analysis: QueryAnalysis,
         cache: UserRows,
         vector: Future[Vectors] | None,
+        passage_seeds: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None,
     ) -> GraphRecall:
         assert self._graph is not None
         return self._graph.recall(
@@ -369,6 +368,7 @@ class Searcher:
             analysis.entities,
             None if vector is None else vector.result()[0],
             self._embedder.dim,
+            passage_seeds,
         )
 
     def graph_footprint(self, user_id: str) -> dict[str, int]:

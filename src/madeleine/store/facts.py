@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -282,35 +282,29 @@ class FactStore:
         return {int(r[0]): _fact(r) for r in rows}
 
     def get(self, fact_id: int) -> StoredFact | None:
-        row = (
-            self._store.connection()
-            .execute(f"SELECT {_COLUMNS} FROM facts WHERE id = ?", (fact_id,))
-            .fetchone()
-        )
-        return None if row is None else _fact(row)
+        return self.fetch(self._store.connection(), fact_id)
 
     def chain(self, fact_id: int) -> list[StoredFact]:
         """The whole version chain a fact belongs to, oldest first."""
         start = self.get(fact_id)
         if start is None:
             return []
-        older: list[StoredFact] = []
+        older = self._walk(start, lambda card: card.supersedes)
+        newer = self._walk(start, lambda card: card.superseded_by)
+        return [*reversed(older), start, *newer]
+
+    def _walk(self, start: StoredFact, link: Callable[[Card], str | None]) -> list[StoredFact]:
+        """Follow one direction of a version chain (at most 1,000 steps: a guard, not a
+        limit a real chain reaches)."""
+        found: list[StoredFact] = []
         cursor = start
-        while cursor.card.supersedes is not None and len(older) < 1000:
-            previous = self.get(fact_number(cursor.card.supersedes))
-            if previous is None:
-                break
-            older.append(previous)
-            cursor = previous
-        newer: list[StoredFact] = []
-        cursor = start
-        while cursor.card.superseded_by is not None and len(newer) < 1000:
-            following = self.get(fact_number(cursor.card.superseded_by))
+        while (following_id := link(cursor.card)) is not None and len(found) < 1000:
+            following = self.get(fact_number(following_id))
             if following is None:
                 break
-            newer.append(following)
+            found.append(following)
             cursor = following
-        return [*reversed(older), start, *newer]
+        return found
 
     def lexical(self, user_id: str, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
         match = scoped_any_match(user_id, "body", terms)

@@ -124,6 +124,11 @@ def _said(row: EpisodeRow) -> str:
 
 
 def _keys(found: list[tuple[int, list[Mention]]]) -> set[str]:
-    return {m.alias_of or m.key for _, mentions in found for m in mentions} | {
-        m.key for _, mentions in found for m in mentions
-    }
+    """Every key the batch uses: its own, and the entity's an alias points to."""
+    keys: set[str] = set()
+    for _, mentions in found:
+        for mention in mentions:
+            keys.add(mention.key)
+            if mention.alias_of is not None:
+                keys.add(mention.alias_of)
+    return keys
