@@ -65,26 +65,25 @@ def import_claude_code(
     files = claude_code.session_files(directory)
     report.units = len(files)
     stamps = {str(path): _file_stamp(path) for path in files}
-    changed = [
-        p for p in files if _previous_stamp(log, user_id, claude_code.SOURCE, p) != stamps[str(p)]
-    ]
+    previous = {str(p): log.get(user_id, claude_code.SOURCE, str(p)) for p in files}
+    changed = [p for p in files if _stamp_of(previous[str(p)]) != stamps[str(p)]]
     report.changed = len(changed)
-    if progress is not None:
-        progress("parse", report.units - report.changed)
+    _advance(progress, report.units - report.changed)
     for parsed in _parse_all(changed, workers):
         report.skipped_lines += parsed.skipped_lines
         extra = {"file": parsed.path, **({"cwd": parsed.cwd} if parsed.cwd else {})}
-        digests = _write_unit(
-            memory, log, user_id, claude_code.SOURCE, parsed.path, parsed.passages, extra, report
+        _write_unit(
+            memory,
+            log,
+            user_id,
+            claude_code.SOURCE,
+            (parsed.path, stamps[parsed.path], previous[parsed.path]),
+            parsed.passages,
+            extra,
+            report,
         )
-        log.put(user_id, claude_code.SOURCE, parsed.path, stamps[parsed.path], digests)
-        if progress is not None:
-            progress("parse", 1)
-    report.indexed = memory.index_pending(
-        None if progress is None else (lambda n: progress("index", n))
-    )
-    report.seconds = time.perf_counter() - started
-    return report
+        _advance(progress, 1)
+    return _finish(memory, report, started, progress)
 
 
 def import_chatgpt(
@@ -100,39 +99,29 @@ def import_chatgpt(
     conversations = chatgpt.load_export(path)
     report.units = len(conversations)
     for raw in conversations:
+        _advance(progress, 1)
         try:
             conversation = chatgpt.parse_conversation(raw)
         except ValueError:
             report.skipped_lines += 1  # a conversation with no id or title: nothing to key it by
-            if progress is not None:
-                progress("parse", 1)
             continue
         stamp = f"{conversation.updated:.6f}:{len(conversation.passages)}"
         previous = log.get(user_id, chatgpt.SOURCE, conversation.id)
-        if previous is not None and previous[0] == stamp:
-            if progress is not None:
-                progress("parse", 1)
+        if _stamp_of(previous) == stamp:
             continue
         report.changed += 1
         extra = {"conversation": conversation.id, "title": conversation.title}
-        digests = _write_unit(
+        _write_unit(
             memory,
             log,
             user_id,
             chatgpt.SOURCE,
-            conversation.id,
+            (conversation.id, stamp, previous),
             conversation.passages,
             extra,
             report,
         )
-        log.put(user_id, chatgpt.SOURCE, conversation.id, stamp, digests)
-        if progress is not None:
-            progress("parse", 1)
-    report.indexed = memory.index_pending(
-        None if progress is None else (lambda n: progress("index", n))
-    )
-    report.seconds = time.perf_counter() - started
-    return report
+    return _finish(memory, report, started, progress)
 
 
 def _write_unit(
@@ -140,13 +129,14 @@ def _write_unit(
     log: ImportLog,
     user_id: str,
     source: str,
-    unit: str,
+    unit: tuple[str, str, tuple[str, dict[str, str]] | None],
     found: list[Passage],
     extra: Mapping[str, object],
     report: ImportReport,
-) -> dict[str, str]:
-    """Add what is new, replace what changed, delete what the unit no longer has."""
-    previous = log.get(user_id, source, unit)
+) -> None:
+    """Add what is new, replace what changed, delete what the unit no longer has, then
+    record the unit. ``unit``: (name, stamp now, what the log held for it)."""
+    name, stamp, previous = unit
     known = {} if previous is None else previous[1]
     digests: dict[str, str] = {}
     fresh: list[Passage] = []
@@ -171,7 +161,27 @@ def _write_unit(
             memory.add(
                 [p.message(source, extra) for p in chunk], user_id=user_id, session_id=session_id
             )
-    return digests
+    log.put(user_id, source, name, stamp, digests)
+
+
+def _finish(
+    memory: Memory, report: ImportReport, started: float, progress: Progress | None
+) -> ImportReport:
+    """Index what the import logged and stamp the report."""
+    report.indexed = memory.index_pending(
+        None if progress is None else (lambda n: progress("index", n))
+    )
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _advance(progress: Progress | None, units: int) -> None:
+    if progress is not None and units:
+        progress("parse", units)
+
+
+def _stamp_of(previous: tuple[str, dict[str, str]] | None) -> str | None:
+    return None if previous is None else previous[0]
 
 
 def _by_session(found: Iterable[Passage]) -> list[tuple[str, list[Passage]]]:
@@ -198,8 +208,3 @@ def _drain(pool: ProcessPoolExecutor, files: list[Path]) -> Iterable[claude_code
 def _file_stamp(path: Path) -> str:
     stat = path.stat()
     return f"{stat.st_size}:{stat.st_mtime_ns}"
-
-
-def _previous_stamp(log: ImportLog, user_id: str, source: str, path: Path) -> str | None:
-    previous = log.get(user_id, source, str(path))
-    return None if previous is None else previous[0]
