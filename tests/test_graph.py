@@ -245,3 +245,56 @@ def test_an_llm_can_name_entities_the_rules_miss(
         memory.add({"role": "user", "content": "Dinner at Noma tonight."}, user_id="u")
         memory.wait(timeout=60)  # a failing model leaves the rules' entities
         assert memory.graph("u", around="Noma", depth=1)["nodes"]
+
+
+SAID_BY_ANN = [
+    "I spent the whole weekend repainting the fence.",
+    "Rock climbing at the gym is my new thing.",
+    "I finally finished that thousand-piece puzzle.",
+    "Baking sourdough every Sunday keeps me sane.",
+]
+SAID_BY_BEN = [
+    "My weekend was quiet, mostly reading.",
+    "Ann, your fence looked great in the photo!",
+    "I started learning the cello last month.",
+    "The new bakery downtown is worth a visit.",
+]
+
+
+def test_a_named_speaker_leads_to_what_they_said(tmp_path: Path, embedder: Embedder) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        turns = [
+            {"role": "user", "name": name, "content": text, "id": f"{name}-{n}"}
+            for n, pair in enumerate(zip(SAID_BY_ANN, SAID_BY_BEN, strict=True))
+            for name, text in zip(("Ann", "Ben"), pair, strict=True)
+        ]
+        memory.add(turns, user_id="pair", session_id="s1", timestamp="2024-05-01T10:00:00Z")
+        memory.add(
+            {"role": "user", "content": "note to self: water the plants"},
+            user_id="pair",
+            session_id="s2",
+        )
+        memory.wait(timeout=60)
+        hits = memory.search(
+            "What does Ann do for fun?", user_id="pair", limit=4, channels=["graph"]
+        )
+        assert [h.speaker for h in hits] == ["Ann"] * 4
+        explain = hits[0].explain["graph"]
+        assert [(s["entity"], s["how"]) for s in explain["seeds"]][-1] == ("Ann", "speaker")
+        assert explain["path"] == ["speaker:Ann", hits[0].id]
+        # Ben's turn that names Ann is reached through the entity Ann, not as her words
+        mentioned = next(t for t in SAID_BY_BEN if t.startswith("Ann"))
+        view = memory.graph("pair", around="speaker:Ann", depth=1)
+        assert view["around"] == "speaker:Ann"
+        assert {e["type"] for e in view["edges"]} == {"said"}
+        said = {n["label"] for n in view["nodes"] if n["type"] == "passage"}
+        assert said == {f"Ann: {t}" for t in SAID_BY_ANN}
+        assert all(mentioned not in label for label in said)
+        # a bare role names nobody: no speaker node for "user"
+        with pytest.raises(ValueError, match="no entity"):
+            memory.graph("pair", around="speaker:user")
+        # deleting what Ann said removes her speaker node with its last edge
+        for n in range(len(SAID_BY_ANN)):
+            assert memory.delete_message(f"Ann-{n}", user_id="pair")
+        with pytest.raises(ValueError, match="no entity"):
+            memory.graph("pair", around="speaker:Ann")

@@ -63,7 +63,7 @@ class Settings(BaseModel):
         description="an entity found in more than this share of a user's passages is not specific",
     )
     graph_weight: float = Field(
-        0.1, ge=0, description="graph channel: weight of its PPR score (1.0 = best) in fusion"
+        0.2, ge=0, description="graph channel: weight of its PPR score (1.0 = best) in fusion"
     )
     graph_beta: float | None = Field(
         None,
@@ -86,7 +86,9 @@ class Settings(BaseModel):
         description="query-to-entity-name similarity (calibrated) for a seed; lowered by 0.1 "
         "steps to 0.3 until graph_min_seeds are found",
     )
-    graph_min_seeds: int = Field(2, ge=1, description="seeds wanted before widening stops")
+    graph_min_seeds: int = Field(
+        1, ge=1, description="seeds wanted before widening stops (a named speaker counts)"
+    )
     graph_max_seeds: int = Field(8, ge=1, description="most seeds taken from similarity")
     fact_weight: float = Field(
         1.0, ge=0, description="scale of a fact's fused score against turns' in search results"

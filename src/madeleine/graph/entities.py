@@ -65,11 +65,20 @@ _MAX_NGRAM = 3
 _MAX_NAME_CHARS = 80
 
 
+SPEAKER_TYPE = "speaker"
+_SPEAKER_PREFIX = "@"  # entity_key strips it: no mention's key starts with it
+
+
+def speaker_key(name_or_key: str) -> str:
+    """The key of the node for a person as the one who speaks (not as someone mentioned)."""
+    return _SPEAKER_PREFIX + entity_key(name_or_key)
+
+
 @dataclass(frozen=True, slots=True)
 class Mention:
     surface: str
     key: str
-    type: str  # name / identifier / code / quoted / known
+    type: str  # name / identifier / code / quoted / known / pii / speaker
     alias_of: str | None = None  # key of the entity this surface is an alias of
 
 
@@ -82,7 +91,7 @@ def entity_key(surface: str) -> str:
     text = re.sub(r"^(?:the|a|an)\s+(?=\S)", "", text, flags=re.IGNORECASE)
     decomposed = unicodedata.normalize("NFD", text.casefold())
     stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return _SEPARATORS.sub("", unicodedata.normalize("NFC", stripped)).strip("'’\"")
+    return _SEPARATORS.sub("", unicodedata.normalize("NFC", stripped)).strip("'’\"@")
 
 
 def ngram_keys(text: str) -> set[str]:

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from scipy import sparse
 
 from madeleine.config import Settings
-from madeleine.graph.entities import entity_key, ngram_keys
+from madeleine.graph.entities import SPEAKER_TYPE, entity_key, ngram_keys, speaker_key
 from madeleine.read.dense import UserRows
 from madeleine.read.lru import UserLRU
 from madeleine.store.graph import GraphRows, GraphStore
@@ -37,6 +37,9 @@ _WIDENING_STEP = 0.1
 _WIDENING_FLOOR = 0.3
 _CACHED_USERS = 64
 _PASSAGE_SEED_SHARE = 0.5  # a dense hit as a seed, against 1.0 for an entity named in the query
+
+
+Seed = tuple[float, str, float]  # personalization weight, how it was found, strength
 
 
 @dataclass(slots=True)
@@ -58,6 +61,9 @@ class GraphRecall:
     seeds: list[dict[str, Any]] = field(default_factory=list)
     parents: dict[int, int] = field(default_factory=dict)  # node -> the node it was reached from
     names: list[str] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)
+    # speakers too common to walk through: (node, the passage rows they said)
+    hub_links: list[tuple[int, npt.NDArray[np.int64]]] = field(default_factory=list)
     passages: int = 0
     episode_ids: npt.NDArray[np.int64] | None = None
 
@@ -66,7 +72,14 @@ class GraphRecall:
         Built on demand: only the hits that are returned need one."""
         if self.episode_ids is None or not bool(np.any(self.rows == row)):
             return None
-        return _path(row, self.parents, self.passages, self.names, self.episode_ids)
+        parents = self.parents
+        if row not in parents:
+            for node, said in self.hub_links:
+                position = int(np.searchsorted(said, row))
+                if position < said.size and said[position] == row:
+                    parents = {row: node}
+                    break
+        return _path(row, parents, self.passages, self.names, self.types, self.episode_ids)
 
 
 class GraphIndex:
@@ -152,7 +165,13 @@ class GraphIndex:
                 raise ValueError(f"no passage {around!r} for user {user_id!r}")
             start = row
         else:
-            position = graph.entities.keys.get(entity_key(around))
+            name = around.removeprefix("entity:")
+            if around.startswith("speaker:"):
+                position = graph.entities.keys.get(speaker_key(around.removeprefix("speaker:")))
+            else:
+                position = graph.entities.keys.get(entity_key(name))
+                if position is None:  # a person known only as a speaker
+                    position = graph.entities.keys.get(speaker_key(name))
             if position is None:
                 raise ValueError(f"no entity {around!r} in the memory graph of {user_id!r}")
             start = n_p + position
@@ -170,7 +189,9 @@ class GraphIndex:
         names, types = graph.entities.names, graph.entities.types
 
         def node_id(node: int) -> str:
-            return f"ep_{int(cache.ids[node])}" if node < n_p else f"entity:{names[node - n_p]}"
+            if node < n_p:
+                return f"ep_{int(cache.ids[node])}"
+            return node_label(names[node - n_p], types[node - n_p])
 
         nodes: list[dict[str, Any]] = []
         for node in order:
@@ -191,7 +212,12 @@ class GraphIndex:
         for node in order:
             for neighbour in indices[indptr[node] : indptr[node + 1]].tolist():
                 if neighbour in seen and node < neighbour:
-                    kind = "next" if node < n_p and neighbour < n_p else "mentions"
+                    if node < n_p and neighbour < n_p:
+                        kind = "next"
+                    elif types[max(node, neighbour) - n_p] == SPEAKER_TYPE:
+                        kind = "said"
+                    else:
+                        kind = "mentions"
                     edges.append(
                         {"source": node_id(node), "target": node_id(neighbour), "type": kind}
                     )
@@ -216,7 +242,7 @@ class GraphIndex:
         hub = graph.degree > min(
             max(3, int(graph.passages * self._settings.entity_max_share)), _MAX_EXPANDED_DEGREE
         )
-        seeds = self._seeds(graph, hub, query, query_entities, vector)
+        seeds, hub_seeds = self._seeds(graph, hub, query, query_entities, vector)
         n_p = graph.passages
         start_list = [n_p + s for s in seeds]
         weight_list = [w for w, _, _ in seeds.values()]
@@ -236,26 +262,46 @@ class GraphIndex:
                             "weight": round(_PASSAGE_SEED_SHARE * float(score), 4),
                         }
                     )
-        if not start_list:
+        if not start_list and not hub_seeds:
             return empty
-        start = np.asarray(start_list, dtype=np.int64)
+        damping = self._settings.graph_damping
         weights = np.asarray(weight_list, dtype=np.float64)
-        strengths = np.asarray(strength_list, dtype=np.float64)
+        hub_weights = np.asarray([w for w, _, _ in hub_seeds.values()], dtype=np.float64)
+        total_weight = float(weights.sum() + hub_weights.sum())
         # how sure the seeding is: 1.0 for names found in the query, less for seeds only
         # similar to it; the channel's scores are scaled by it, so weak seeds lift little
-        confidence = float((weights * strengths).sum() / weights.sum())
-        expandable = np.ones(graph.adjacency.shape[0], dtype=bool)
-        expandable[n_p:] = ~hub
-        nodes, parents = _neighbourhood(graph.adjacency, start, expandable)
-        damping = self._settings.graph_damping
-        scores = _ppr(graph.adjacency, nodes, start, weights, damping)
-        # a seed passage's own restart mass is the dense score again: count what the walk adds
-        scores[: start.size] -= (1.0 - damping) * weights / weights.sum()
-        np.maximum(scores, 0.0, out=scores)
-        passage = nodes < n_p
-        rows, raw = nodes[passage], scores[passage]
-        keep = raw > 0
-        rows, raw = rows[keep], raw[keep]
+        sure = np.asarray(strength_list, dtype=np.float64) @ weights + sum(
+            w * m for w, _, m in hub_seeds.values()
+        )
+        confidence = float(sure / total_weight)
+        parents: dict[int, int] = {}
+        score_of = np.zeros(n_p, dtype=np.float64)
+        if start_list:
+            start = np.asarray(start_list, dtype=np.int64)
+            expandable = np.ones(graph.adjacency.shape[0], dtype=bool)
+            expandable[n_p:] = ~hub
+            nodes, parents = _neighbourhood(graph.adjacency, start, expandable)
+            scores = _ppr(graph.adjacency, nodes, start, weights, damping)
+            # a seed passage's own restart mass is the dense score again: count what the
+            # walk adds
+            scores[: start.size] -= (1.0 - damping) * weights / weights.sum()
+            np.maximum(scores, 0.0, out=scores)
+            passage = nodes < n_p
+            score_of[nodes[passage]] = scores[passage] * (weights.sum() / total_weight)
+        # a speaker who said a large share of the turns is not walked through (every walk
+        # would end up there): the first step, spread evenly over what they said, is the
+        # share of that seed — a lift for their own words over what others said about them
+        hub_links: list[tuple[int, npt.NDArray[np.int64]]] = []
+        indptr, indices = graph.adjacency.indptr, graph.adjacency.indices
+        for position, (weight, _, _) in hub_seeds.items():
+            node = n_p + position
+            said = indices[indptr[node] : indptr[node + 1]]
+            said = said[said < n_p].astype(np.int64)
+            if said.size:
+                score_of[said] += damping * weight / total_weight / said.size
+                hub_links.append((node, said))
+        rows = np.flatnonzero(score_of > 0)
+        raw = score_of[rows]
         if rows.size == 0:
             return empty
         order = np.argsort(-raw, kind="stable")
@@ -268,12 +314,14 @@ class GraphIndex:
             calibrated.astype(np.float32),
             seeds=[
                 {"entity": names[s], "how": how, "weight": round(w, 4)}
-                for s, (w, how, _) in seeds.items()
+                for s, (w, how, _) in (seeds | hub_seeds).items()
             ]
             + seeded_passages,
         )
         recall.parents = parents
+        recall.hub_links = hub_links
         recall.names = names
+        recall.types = graph.entities.types
         recall.passages = n_p
         recall.episode_ids = cache.ids
         return recall
@@ -285,20 +333,29 @@ class GraphIndex:
         query: str,
         query_entities: list[str],
         vector: npt.NDArray[np.float32] | None,
-    ) -> dict[int, tuple[float, str, float]]:
-        """Entity position -> (personalization weight: strength × how specific it is, how it
-        was found, strength)."""
+    ) -> tuple[dict[int, tuple[float, str, float]], dict[int, tuple[float, str, float]]]:
+        """Seeds and hub seeds (common entities the query names), each entity position ->
+        (personalization weight: strength × how specific it is, how it was found, strength)."""
         keys = ngram_keys(query) | {entity_key(e) for e in query_entities}
         known = graph.entities.keys
         strength: dict[int, float] = {}
         how: dict[int, str] = {}
+        named_hubs: set[int] = set()
         for key in keys:
             position = known.get(key)
             if position is not None and not hub[position]:
                 strength[position] = 1.0
                 how[position] = "dictionary"
+            # the person who said a turn is a node of its own: a question naming them
+            # reaches what they said, not what others said to them
+            speaker = known.get(speaker_key(key))
+            if speaker is not None and hub[speaker]:
+                named_hubs.add(speaker)
+            elif speaker is not None:
+                strength[speaker] = 1.0
+                how[speaker] = "speaker"
         wanted = self._settings.graph_min_seeds
-        if vector is not None and len(strength) < wanted:
+        if vector is not None and len(strength) + len(named_hubs) < wanted:
             sims = graph.names_matrix @ vector
             calibrated = np.clip((sims - self._low) / (self._high - self._low), 0.0, 1.0)
             calibrated[hub] = 0.0
@@ -306,7 +363,10 @@ class GraphIndex:
             threshold = self._settings.graph_seed_threshold
             while True:
                 above = np.flatnonzero(calibrated >= threshold)
-                if len(strength) + above.size >= wanted or threshold <= _WIDENING_FLOOR:
+                if (
+                    len(strength) + len(named_hubs) + above.size >= wanted
+                    or threshold <= _WIDENING_FLOOR
+                ):
                     break
                 threshold = round(threshold - _WIDENING_STEP, 6)
             best = above[np.argsort(-calibrated[above], kind="stable")]
@@ -315,13 +375,18 @@ class GraphIndex:
                 strength[int(position)] = float(calibrated[position]) ** 2
                 how[int(position)] = f"similar ≥ {threshold:.1f}"
         n_p = max(graph.passages, 1)
-        seeds: dict[int, tuple[float, str, float]] = {}
-        for position, value in strength.items():
-            df = max(int(graph.degree[position]), 1)
-            specificity = float(np.log((n_p + 1) / df) / np.log(n_p + 1))
-            if specificity > 0 and value > 0:
-                seeds[position] = (value * specificity, how[position], value)
-        return seeds
+
+        def weighted(found: dict[int, float], found_how: dict[int, str]) -> dict[int, Seed]:
+            seeds: dict[int, Seed] = {}
+            for position, value in found.items():
+                df = max(int(graph.degree[position]), 1)
+                specificity = float(np.log((n_p + 1) / df) / np.log(n_p + 1))
+                if specificity > 0 and value > 0:
+                    seeds[position] = (value * specificity, found_how[position], value)
+            return seeds
+
+        hubs = weighted(dict.fromkeys(named_hubs, 1.0), dict.fromkeys(named_hubs, "speaker"))
+        return weighted(strength, how), hubs
 
 
 def _build(
@@ -431,6 +496,7 @@ def _path(
     parents: dict[int, int],
     passages: int,
     names: list[str],
+    types: list[str],
     episode_ids: npt.NDArray[np.int64],
 ) -> list[str]:
     """Seed entity … this passage, by first discovery."""
@@ -440,7 +506,12 @@ def _path(
         steps.append(
             f"ep_{int(episode_ids[node])}"
             if node < passages
-            else f"entity:{names[node - passages]}"
+            else node_label(names[node - passages], types[node - passages])
         )
         node = parents.get(node)
     return list(reversed(steps))
+
+
+def node_label(name: str, kind: str) -> str:
+    """How a graph node is named to a viewer: ``entity:Caroline``, ``speaker:Caroline``."""
+    return f"{'speaker' if kind == SPEAKER_TYPE else 'entity'}:{name}"

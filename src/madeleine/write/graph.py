@@ -13,13 +13,14 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.embed.base import Embedder
-from madeleine.graph.entities import EntityExtractor, Mention
+from madeleine.graph.entities import SPEAKER_TYPE, EntityExtractor, Mention, speaker_key
 from madeleine.graph.llm_entities import LLMEntityExtractor
 from madeleine.llm.client import LLMError
 from madeleine.store.base import EpisodeRow
 from madeleine.store.graph import GraphStore, NewMention
 
 log = logging.getLogger(__name__)
+_ROLE_LABELS = frozenset({"user", "assistant", "system", "tool", "event"})
 
 
 @dataclass(slots=True)
@@ -60,11 +61,15 @@ class GraphPipeline:
                 mentions = self._extractor.extract(_said(row), known)
                 keys = {m.key for m in mentions}
                 mentions += [m for m in from_llm[index] if m.key not in keys]
+                speaker = _speaker_mention(row)
+                if speaker is not None:
+                    mentions.append(speaker)
                 found.append((row.focus_event_id, mentions))
                 for mention in mentions:
                     target = mention.alias_of or mention.key
                     key = known.get(target, target)
-                    if key not in known and key not in new:
+                    # a speaker node is reached by name, never by similarity: no vector
+                    if key not in known and key not in new and mention.type != SPEAKER_TYPE:
                         new[key] = mention.surface
                 # the dictionary grows as the batch is read: later turns match earlier names
                 for mention in mentions:
@@ -116,6 +121,15 @@ class GraphPipeline:
                     name = names.get(key, mention.surface)
                     writes.append(NewMention(episode_id, key, name, mention.type, alias))
             self.graph.write(conn, user_id, writes, prepared.vectors.get(user_id, {}))
+
+
+def _speaker_mention(row: EpisodeRow) -> Mention | None:
+    """A named speaker is linked to what they said: "I" in a turn is its speaker, so a
+    question naming a person reaches their turns. A bare role ("user") names nobody."""
+    if not row.speaker or row.speaker.casefold() in _ROLE_LABELS:
+        return None
+    key = speaker_key(row.speaker)
+    return Mention(row.speaker, key, SPEAKER_TYPE) if len(key) >= 3 else None
 
 
 def _said(row: EpisodeRow) -> str:
