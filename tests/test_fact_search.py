@@ -45,7 +45,9 @@ def test_search_returns_current_truth_then_as_of_then_history(
         assert fact.id.startswith("fact_") and fact.source_ids == ["b"]
         assert fact.session_id == "s2"
         assert fact.explain["fact"]["status"] == "current"
-        assert set(fact.explain["channels"]) <= {"dense", "bm25"} and fact.explain["channels"]
+        assert (
+            set(fact.explain["channels"]) <= {"dense", "bm25", "graph"} and fact.explain["channels"]
+        )
 
         then = memory.search("where does the user live?", user_id="u", as_of="2023-06-01")
         assert _homes(then) == ["Beijing"]

@@ -298,3 +298,41 @@ def test_a_named_speaker_leads_to_what_they_said(tmp_path: Path, embedder: Embed
             assert memory.delete_message(f"Ann-{n}", user_id="pair")
         with pytest.raises(ValueError, match="no entity"):
             memory.graph("pair", around="speaker:Ann")
+
+
+def test_current_facts_are_graph_nodes(tmp_path: Path, embedder: Embedder) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        memory.add(
+            {"role": "user", "content": "I live in Beijing.", "id": "a"},
+            user_id="u",
+            session_id="s1",
+            timestamp="2023-01-10T09:00:00Z",
+        )
+        memory.add(
+            [
+                {"role": "user", "content": "I moved to Shanghai last week.", "id": "b"},
+                {"role": "user", "content": "Shanghai traffic is wild.", "id": "c"},
+            ],
+            user_id="u",
+            session_id="s2",
+            timestamp="2024-03-05T09:00:00Z",
+        )
+        memory.wait(timeout=120)
+        facts = {f.statement: f for f in memory.facts("u", include_history=True)}
+        current = next(f for s, f in facts.items() if "Shanghai" in s)
+        old = next(f for s, f in facts.items() if "Beijing" in s)
+        view = memory.graph("u", around=current.id, depth=1)
+        assert view["around"] == current.id
+        assert view["nodes"][0] == {"id": current.id, "type": "fact", "label": current.statement}
+        kinds = {(e["source"], e["target"], e["type"]) for e in view["edges"]}
+        source = next(n["id"] for n in view["nodes"] if n["type"] == "passage")
+        assert (source, current.id, "source") in kinds
+        assert ("entity:Shanghai", current.id, "mentions") in kinds
+        # a superseded version is history, not a node of the current graph
+        with pytest.raises(ValueError, match="no fact"):
+            memory.graph("u", around=old.id)
+        # the walk from Shanghai reaches the fact, which search scores with the graph's help
+        hits = memory.search("Tell me about Shanghai", user_id="u", limit=5)
+        fact = next(h for h in hits if h.id == current.id)
+        assert fact.explain["channels"]["graph"]["calibrated"] > 0
+        assert fact.explain["graph"]["path"] == ["entity:Shanghai", current.id]

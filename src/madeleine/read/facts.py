@@ -35,6 +35,7 @@ class FactQuery:
     now: float
     decay: bool
     limit: int
+    graph: dict[int, float] | None = None  # fact id -> the graph channel's calibrated score
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +106,14 @@ class FactIndex:
         if not channels:
             return []
         fused = self._fuse(channels, allowed, query.fusion)
+        graph = np.zeros(size, dtype=np.float64)
+        if query.graph:
+            reached = np.fromiter(query.graph, dtype=np.int64, count=len(query.graph))
+            positions = np.minimum(np.searchsorted(rows.ids, reached), size - 1)
+            present = rows.ids[positions] == reached
+            scores = np.fromiter(query.graph.values(), dtype=np.float64, count=reached.size)
+            graph[positions[present]] = scores[present]
+            fused += self._settings.graph_weight * graph  # added, as for passages
         fused *= self._settings.fact_weight
         factor = None
         half_life = self._settings.half_life_days.get("fact")
@@ -135,6 +144,8 @@ class FactIndex:
                 },
                 "fact_weight": self._settings.fact_weight,
             }
+            if graph[row] > 0:
+                explain["channels"]["graph"] = {"calibrated": round(float(graph[row]), 6)}
             if factor is not None:
                 explain["decay"] = {
                     "factor": round(float(factor[row]), 6),

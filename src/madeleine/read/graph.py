@@ -25,7 +25,8 @@ from madeleine.config import Settings
 from madeleine.graph.entities import SPEAKER_TYPE, entity_key, ngram_keys, speaker_key
 from madeleine.read.dense import UserRows
 from madeleine.read.lru import UserLRU
-from madeleine.store.graph import GraphRows, GraphStore
+from madeleine.store.facts import FactStore
+from madeleine.store.graph import FactLinks, GraphRows, GraphStore
 
 _SESSION_EDGE = 0.5  # a turn's link to the next turn, against 1.0 for a mention
 _MAX_DEPTH = 3  # entity → passage → entity/passage → passage
@@ -51,6 +52,8 @@ class UserGraph:
     adjacency: sparse.csr_matrix
     names_matrix: npt.NDArray[np.float32]  # entity name vectors, float32 for the query product
     last_episode: int  # the newest episode these rows cover
+    facts: FactLinks  # current facts: nodes after the passages and the entities
+    fact_generation: int
 
 
 @dataclass(slots=True)
@@ -66,6 +69,8 @@ class GraphRecall:
     hub_links: list[tuple[int, npt.NDArray[np.int64]]] = field(default_factory=list)
     passages: int = 0
     episode_ids: npt.NDArray[np.int64] | None = None
+    facts: dict[int, float] = field(default_factory=dict)  # fact id -> calibrated score
+    fact_ids: npt.NDArray[np.int64] | None = None  # fact node n_p + n_e + i is fact_ids[i]
 
     def path(self, row: int) -> list[str] | None:
         """Seed … this passage, by first discovery; None if the walk did not reach it.
@@ -79,14 +84,44 @@ class GraphRecall:
                 if position < said.size and said[position] == row:
                     parents = {row: node}
                     break
-        return _path(row, parents, self.passages, self.names, self.types, self.episode_ids)
+        return self._walk_back(row, parents)
+
+    def fact_path(self, fact_id: int) -> list[str] | None:
+        """Seed … this fact; None if the walk did not reach it."""
+        if self.fact_ids is None or fact_id not in self.facts:
+            return None
+        position = int(np.searchsorted(self.fact_ids, fact_id))
+        return self._walk_back(self.passages + len(self.names) + position, self.parents)
+
+    def _walk_back(self, node: int, parents: dict[int, int]) -> list[str]:
+        steps: list[str] = []
+        current: int | None = node
+        while current is not None and len(steps) <= _MAX_DEPTH + 1:
+            steps.append(self._label(current))
+            current = parents.get(current)
+        return list(reversed(steps))
+
+    def _label(self, node: int) -> str:
+        assert self.episode_ids is not None
+        if node < self.passages:
+            return f"ep_{int(self.episode_ids[node])}"
+        position = node - self.passages
+        if position < len(self.names):
+            return node_label(self.names[position], self.types[position])
+        assert self.fact_ids is not None
+        return f"fact_{int(self.fact_ids[position - len(self.names)])}"
 
 
 class GraphIndex:
     def __init__(
-        self, graph: GraphStore, settings: Settings, similarity_range: tuple[float, float]
+        self,
+        graph: GraphStore,
+        settings: Settings,
+        similarity_range: tuple[float, float],
+        facts: FactStore | None = None,
     ) -> None:
         self._graph = graph
+        self._facts = facts
         self._settings = settings
         self._low, self._high = similarity_range
         self._cache: UserLRU[UserGraph] = UserLRU(_CACHED_USERS)
@@ -95,8 +130,20 @@ class GraphIndex:
         """The user's graph for these passage rows: cached per generation; when only
         additions happened since (no delete), only the new rows are read."""
         cached = self._cache.get(user_id)
+        fact_generation = 0 if self._facts is None else self._facts.generation(user_id)
         if cached is not None and cached.generation == cache.generation:
-            return cached
+            if cached.fact_generation == fact_generation:
+                return cached
+            # only the facts changed: the passages and entities stand, the fact nodes are new
+            built = _build(
+                cache,
+                cached.entities,
+                cached.names_matrix,
+                self._fact_links(user_id),
+                fact_generation,
+            )
+            self._cache.put(user_id, built)
+            return built
         added_only = (
             cached is not None
             and cached.generation[1] == cache.generation[1]
@@ -117,12 +164,48 @@ class GraphIndex:
                 mention_episode=np.concatenate([old.mention_episode, delta.mention_episode]),
             )
             matrix = np.vstack([cached.names_matrix, delta.vectors.astype(np.float32)])
-            built = _build(cache, merged, matrix)
+            built = _build(cache, merged, matrix, self._fact_links(user_id), fact_generation)
         else:
             rows = self._graph.rows(user_id, dim)
-            built = _build(cache, rows, rows.vectors.astype(np.float32))
+            built = _build(
+                cache,
+                rows,
+                rows.vectors.astype(np.float32),
+                self._fact_links(user_id),
+                fact_generation,
+            )
         self._cache.put(user_id, built)
         return built
+
+    @staticmethod
+    def _view_start(user_id: str, graph: UserGraph, cache: UserRows, around: str) -> int:
+        n_p = graph.passages
+        for prefix, kind in (("ep_", "passage"), ("fact_", "fact")):
+            if around.startswith(prefix) and around[len(prefix) :].isdigit():
+                number = np.asarray([int(around[len(prefix) :])], dtype=np.int64)
+                if kind == "passage":
+                    row = int(cache.rows_of(number)[0])
+                    if row >= 0:
+                        return row
+                else:
+                    ids = graph.facts.ids
+                    at = int(np.searchsorted(ids, number[0]))
+                    if at < ids.size and ids[at] == number[0]:
+                        return n_p + graph.entities.entity_ids.size + at
+                raise ValueError(f"no {kind} {around!r} in the memory graph of {user_id!r}")
+        name = around.removeprefix("entity:")
+        if around.startswith("speaker:"):
+            position = graph.entities.keys.get(speaker_key(around.removeprefix("speaker:")))
+        else:
+            position = graph.entities.keys.get(entity_key(name))
+            if position is None:  # a person known only as a speaker
+                position = graph.entities.keys.get(speaker_key(name))
+        if position is None:
+            raise ValueError(f"no entity {around!r} in the memory graph of {user_id!r}")
+        return n_p + position
+
+    def _fact_links(self, user_id: str) -> FactLinks:
+        return FactLinks.empty() if self._facts is None else self._graph.fact_links(user_id)
 
     def footprint(self, user_id: str) -> dict[str, int]:
         """Bytes the cached graph of a user takes in memory (arrays exactly, strings and the
@@ -156,25 +239,12 @@ class GraphIndex:
     def view(
         self, user_id: str, cache: UserRows, dim: int, around: str, depth: int, limit: int
     ) -> dict[str, Any]:
-        """Nodes and edges within ``depth`` hops of an entity or passage (breadth-first)."""
+        """Nodes and edges within ``depth`` hops of an entity, speaker, passage (``ep_N``) or
+        fact (``fact_N``), breadth-first."""
         graph = self.user_graph(user_id, cache, dim)
         n_p = graph.passages
-        if around.startswith("ep_") and around[3:].isdigit():
-            row = int(cache.rows_of(np.asarray([int(around[3:])], dtype=np.int64))[0])
-            if row < 0:
-                raise ValueError(f"no passage {around!r} for user {user_id!r}")
-            start = row
-        else:
-            name = around.removeprefix("entity:")
-            if around.startswith("speaker:"):
-                position = graph.entities.keys.get(speaker_key(around.removeprefix("speaker:")))
-            else:
-                position = graph.entities.keys.get(entity_key(name))
-                if position is None:  # a person known only as a speaker
-                    position = graph.entities.keys.get(speaker_key(name))
-            if position is None:
-                raise ValueError(f"no entity {around!r} in the memory graph of {user_id!r}")
-            start = n_p + position
+        fact_base = n_p + graph.entities.entity_ids.size
+        start = self._view_start(user_id, graph, cache, around)
         indptr, indices = graph.adjacency.indptr, graph.adjacency.indices
         order, seen, frontier = [start], {start}, [start]
         for _ in range(depth):
@@ -191,12 +261,17 @@ class GraphIndex:
         def node_id(node: int) -> str:
             if node < n_p:
                 return f"ep_{int(cache.ids[node])}"
+            if node >= fact_base:
+                return f"fact_{int(graph.facts.ids[node - fact_base])}"
             return node_label(names[node - n_p], types[node - n_p])
 
         nodes: list[dict[str, Any]] = []
         for node in order:
             if node < n_p:
                 nodes.append({"id": node_id(node), "type": "passage"})
+            elif node >= fact_base:
+                statement = graph.facts.statements[node - fact_base]
+                nodes.append({"id": node_id(node), "type": "fact", "label": statement})
             else:
                 position = node - n_p
                 nodes.append(
@@ -208,18 +283,24 @@ class GraphIndex:
                         "passages": int(graph.degree[position]),
                     }
                 )
+
+        def edge_kind(low: int, high: int) -> str:  # nodes run passages, entities, facts
+            if high < n_p:
+                return "next"
+            if high >= fact_base:
+                return "source" if low < n_p else "mentions"
+            return "said" if types[high - n_p] == SPEAKER_TYPE else "mentions"
+
         edges: list[dict[str, str]] = []
         for node in order:
             for neighbour in indices[indptr[node] : indptr[node + 1]].tolist():
                 if neighbour in seen and node < neighbour:
-                    if node < n_p and neighbour < n_p:
-                        kind = "next"
-                    elif types[max(node, neighbour) - n_p] == SPEAKER_TYPE:
-                        kind = "said"
-                    else:
-                        kind = "mentions"
                     edges.append(
-                        {"source": node_id(node), "target": node_id(neighbour), "type": kind}
+                        {
+                            "source": node_id(node),
+                            "target": node_id(neighbour),
+                            "type": edge_kind(node, neighbour),
+                        }
                     )
         return {"around": node_id(start), "nodes": nodes, "edges": edges}
 
@@ -276,18 +357,23 @@ class GraphIndex:
         confidence = float(sure / total_weight)
         parents: dict[int, int] = {}
         score_of = np.zeros(n_p, dtype=np.float64)
+        fact_base = n_p + graph.entities.entity_ids.size
+        fact_score = np.zeros(graph.facts.ids.size, dtype=np.float64)
         if start_list:
             start = np.asarray(start_list, dtype=np.int64)
             expandable = np.ones(graph.adjacency.shape[0], dtype=bool)
-            expandable[n_p:] = ~hub
+            expandable[n_p:fact_base] = ~hub
             nodes, parents = _neighbourhood(graph.adjacency, start, expandable)
             scores = _ppr(graph.adjacency, nodes, start, weights, damping)
             # a seed passage's own restart mass is the dense score again: count what the
             # walk adds
             scores[: start.size] -= (1.0 - damping) * weights / weights.sum()
             np.maximum(scores, 0.0, out=scores)
+            share = weights.sum() / total_weight
             passage = nodes < n_p
-            score_of[nodes[passage]] = scores[passage] * (weights.sum() / total_weight)
+            score_of[nodes[passage]] = scores[passage] * share
+            fact = nodes >= fact_base
+            fact_score[nodes[fact] - fact_base] = scores[fact] * share
         # a speaker who said a large share of the turns is not walked through (every walk
         # would end up there): the first step, spread evenly over what they said, is the
         # share of that seed — a lift for their own words over what others said about them
@@ -302,11 +388,13 @@ class GraphIndex:
                 hub_links.append((node, said))
         rows = np.flatnonzero(score_of > 0)
         raw = score_of[rows]
-        if rows.size == 0:
+        reached = np.flatnonzero(fact_score > 0)
+        top = max(float(raw.max(initial=0.0)), float(fact_score.max(initial=0.0)))
+        if top <= 0:
             return empty
         order = np.argsort(-raw, kind="stable")
         rows, raw = rows[order], raw[order]
-        calibrated = raw / raw[0] * confidence
+        calibrated = raw / top * confidence
         names = graph.entities.names
         recall = GraphRecall(
             rows.astype(np.int64),
@@ -324,6 +412,11 @@ class GraphIndex:
         recall.types = graph.entities.types
         recall.passages = n_p
         recall.episode_ids = cache.ids
+        recall.fact_ids = graph.facts.ids
+        recall.facts = {
+            int(graph.facts.ids[i]): float(fact_score[i] / top * confidence)
+            for i in reached.tolist()
+        }
         return recall
 
     def _seeds(
@@ -390,9 +483,16 @@ class GraphIndex:
 
 
 def _build(
-    cache: UserRows, entities: GraphRows, names_matrix: npt.NDArray[np.float32]
+    cache: UserRows,
+    entities: GraphRows,
+    names_matrix: npt.NDArray[np.float32],
+    facts: FactLinks,
+    fact_generation: int,
 ) -> UserGraph:
-    n_p, n_e = cache.ids.size, entities.entity_ids.size
+    """Nodes: passages (the dense rows), then entities, then current facts. Edges: mentions,
+    consecutive turns (``_SESSION_EDGE``), a fact to the turns it came from and to the
+    entities its statement names."""
+    n_p, n_e, n_f = cache.ids.size, entities.entity_ids.size, facts.ids.size
     rows = cache.rows_of(entities.mention_episode)
     known = rows >= 0
     # mentions of episodes these rows do not have yet are left for the next refresh
@@ -411,18 +511,46 @@ def _build(
     degree = np.bincount(entities.mention_entity[known], minlength=n_e).astype(np.int64)
     linked = np.flatnonzero(cache.next >= 0)
     following = cache.next[linked]
-    sources = np.concatenate([passage, entity, linked, following])
-    targets = np.concatenate([entity, passage, following, linked])
+    source_rows = cache.rows_of(facts.source_episode)
+    drawn = (source_rows >= 0) & (facts.source_episode <= last_episode)
+    fact_node = n_p + n_e + facts.source_fact[drawn]
+    fact_passage = source_rows[drawn]
+    named_fact, named_entity = [], []
+    for position, statement in enumerate(facts.statements):
+        for key in ngram_keys(statement):
+            found = entities.keys.get(key)
+            if found is not None:
+                named_fact.append(n_p + n_e + position)
+                named_entity.append(n_p + found)
+    fact_named = np.asarray(named_fact, dtype=np.int64)
+    entity_named = np.asarray(named_entity, dtype=np.int64)
+    sources = np.concatenate(
+        [passage, entity, linked, following, fact_node, fact_passage, fact_named, entity_named]
+    )
+    targets = np.concatenate(
+        [entity, passage, following, linked, fact_passage, fact_node, entity_named, fact_named]
+    )
     weights = np.concatenate(
         [
             np.ones(2 * passage.size, dtype=np.float32),
             np.full(2 * linked.size, _SESSION_EDGE, dtype=np.float32),
+            np.ones(2 * (fact_node.size + fact_named.size), dtype=np.float32),
         ]
     )
-    size = n_p + n_e
+    size = n_p + n_e + n_f
     adjacency = sparse.csr_matrix((weights, (sources, targets)), shape=(size, size))
     adjacency.sum_duplicates()
-    return UserGraph(cache.generation, entities, n_p, degree, adjacency, names_matrix, last_episode)
+    return UserGraph(
+        cache.generation,
+        entities,
+        n_p,
+        degree,
+        adjacency,
+        names_matrix,
+        last_episode,
+        facts,
+        fact_generation,
+    )
 
 
 def _neighbourhood(
@@ -489,27 +617,6 @@ def _ppr(
         if done:
             break
     return rank
-
-
-def _path(
-    row: int,
-    parents: dict[int, int],
-    passages: int,
-    names: list[str],
-    types: list[str],
-    episode_ids: npt.NDArray[np.int64],
-) -> list[str]:
-    """Seed entity … this passage, by first discovery."""
-    steps: list[str] = []
-    node: int | None = row
-    while node is not None and len(steps) <= _MAX_DEPTH + 1:
-        steps.append(
-            f"ep_{int(episode_ids[node])}"
-            if node < passages
-            else node_label(names[node - passages], types[node - passages])
-        )
-        node = parents.get(node)
-    return list(reversed(steps))
 
 
 def node_label(name: str, kind: str) -> str:

@@ -131,7 +131,7 @@ class Searcher:
     ) -> None:
         self._store = store
         self._graph = (
-            None if graph is None else GraphIndex(graph, settings, embedder.similarity_range)
+            None if graph is None else GraphIndex(graph, settings, embedder.similarity_range, facts)
         )
         self._fact_store = facts
         self._facts = (
@@ -181,12 +181,13 @@ class Searcher:
                 request.user_id, analysis.terms, both or "bm25" in passage_channels
             )
         hits: list[Hit] = []
+        graph: GraphRecall | None = None
         if cache.ids.size and passage_channels:
-            hits = self._passage_hits(request, analysis, cache, vector, started)
+            hits, graph = self._passage_hits(request, analysis, cache, vector, started)
         if fact_lexical is not None:
             query_vector = None if vector is None else vector.result()[0]
             hits = self._with_facts(
-                hits, request, analysis, query_vector, passage_channels, fact_lexical
+                hits, request, analysis, query_vector, passage_channels, fact_lexical, graph
             )
         elif vector is not None:
             vector.cancel()
@@ -199,7 +200,8 @@ class Searcher:
         cache: UserRows,
         vector: Future[Vectors] | None,
         started: float,
-    ) -> list[Hit]:
+    ) -> tuple[list[Hit], GraphRecall | None]:
+        """The ranked passages, and the graph walk (its fact scores join the facts')."""
         settings = self._settings
         stages = request.stages
         time_range = _episode_range(request)
@@ -347,7 +349,7 @@ class Searcher:
             if penalties[row] > 1e-9:
                 explain["diversity_penalty"] = round(float(penalties[row]), 6)
             hits.append(hit_from_episode(episode, score, explain))
-        return hits
+        return hits, graph
 
     def close(self) -> None:
         self._embedding_pool.shutdown(wait=True, cancel_futures=True)
@@ -399,6 +401,7 @@ class Searcher:
         vector: npt.NDArray[np.float32] | None,
         passage_channels: tuple[str, ...],
         lexical: FactLexical,
+        graph: GraphRecall | None = None,
     ) -> list[Hit]:
         """Merge the facts that bear on the query into the passage hits, by score; only the
         facts that make the cut are read from the store."""
@@ -418,6 +421,7 @@ class Searcher:
                 now=request.now,
                 decay=request.stages.decay,
                 limit=request.limit,
+                graph=None if graph is None else graph.facts,
             ),
             lexical,
         )
@@ -450,6 +454,9 @@ class Searcher:
                 },
                 "ms": {"facts": elapsed},
             }
+            path = None if graph is None else graph.fact_path(found.number)
+            if graph is not None and path is not None:
+                explain["graph"] = {"seeds": graph.seeds, "path": path}
             fact_hits.append(
                 Hit(
                     id=card.id,

@@ -43,6 +43,22 @@ class GraphRows:
     mention_episode: npt.NDArray[np.int64]  # episode id per edge
 
 
+@dataclass(frozen=True, slots=True)
+class FactLinks:
+    """A user's current facts as graph nodes: ids, statements, and the episodes each fact
+    was drawn from (``source_fact`` is a position in ``ids``)."""
+
+    ids: npt.NDArray[np.int64]
+    statements: list[str]
+    source_fact: npt.NDArray[np.int64]
+    source_episode: npt.NDArray[np.int64]
+
+    @staticmethod
+    def empty() -> FactLinks:
+        none = np.zeros(0, dtype=np.int64)
+        return FactLinks(none, [], none, none)
+
+
 class GraphStore:
     def __init__(self, store: SQLiteStore) -> None:
         self._store = store
@@ -188,6 +204,30 @@ class GraphStore:
             mention_entity=positions[found],
             mention_episode=episodes[found],
         )
+
+    def fact_links(self, user_id: str) -> FactLinks:
+        """Current facts (not superseded) with the episodes of the turns they came from."""
+        conn = self._store.connection()
+        facts = conn.execute(
+            "SELECT id, statement FROM facts WHERE user_id = ? AND status != 'superseded' "
+            "ORDER BY id",
+            (user_id,),
+        ).fetchall()
+        if not facts:
+            return FactLinks.empty()
+        ids = np.fromiter((r[0] for r in facts), dtype=np.int64, count=len(facts))
+        sources = conn.execute(
+            "SELECT s.fact_id, e.id FROM fact_sources AS s "
+            "JOIN facts AS f ON f.id = s.fact_id "
+            "JOIN episodes AS e ON e.focus_event_id = s.event_id "
+            "WHERE f.user_id = ? AND f.status != 'superseded'",
+            (user_id,),
+        ).fetchall()
+        fact_of = np.fromiter((r[0] for r in sources), dtype=np.int64, count=len(sources))
+        episodes = np.fromiter((r[1] for r in sources), dtype=np.int64, count=len(sources))
+        positions = np.minimum(np.searchsorted(ids, fact_of), ids.size - 1)
+        known = ids[positions] == fact_of  # a fact written between the two reads waits
+        return FactLinks(ids, [str(r[1]) for r in facts], positions[known], episodes[known])
 
     def episode_ids_of_events(
         self, conn: sqlite3.Connection, event_ids: Sequence[int]
