@@ -516,20 +516,23 @@ class Memory:
     def graph(
         self, user_id: str, *, around: str, depth: int = 2, limit: int = 200
     ) -> dict[str, Any]:
-        """The memory graph around an entity (its name or alias) or a passage (``ep_…``):
+        """The memory graph around an entity (its name or alias), a speaker
+        (``speaker:Name``), a passage (``ep_…``) or a current fact (``fact_…``):
         ``{"nodes": [...], "edges": [...]}``, JSON-ready, for a viewer. ``depth`` hops,
         at most ``limit`` nodes, nearest first."""
         self._ensure_open()
         require_id(user_id, "user_id")
         if not isinstance(around, str) or not around.strip():
-            raise ValueError("around must be an entity name or a passage id like 'ep_12'")
+            raise ValueError(
+                "around must be an entity name, 'speaker:Name', or an id like 'ep_12' or 'fact_3'"
+            )
         if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= 5:
             raise ValueError(f"depth must be an int from 0 to 5, got {depth!r}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
             raise ValueError(f"limit must be an int from 1 to 10000, got {limit!r}")
         view = self._searcher.graph_view(user_id, around, depth, limit)
         for node in view["nodes"]:
-            if node["type"] == "passage":
+            if node["type"] in ("passage", "fact"):
                 node["label"] = self._restore(user_id, node["label"])
         return view
 

@@ -54,6 +54,7 @@ class UserGraph:
     last_episode: int  # the newest episode these rows cover
     facts: FactLinks  # current facts: nodes after the passages and the entities
     fact_generation: int
+    fact_keys: dict[int, frozenset[str]]  # fact id -> its statement's n-gram keys
 
 
 @dataclass(slots=True)
@@ -127,34 +128,25 @@ class GraphIndex:
         self._cache: UserLRU[UserGraph] = UserLRU(_CACHED_USERS)
 
     def user_graph(self, user_id: str, cache: UserRows, dim: int) -> UserGraph:
-        """The user's graph for these passage rows: cached per generation; when only
-        additions happened since (no delete), only the new rows are read."""
+        """The user's graph for these passage rows and the user's current facts: cached per
+        generation of both; when only additions happened since (no delete), only the new
+        rows are read, and when only the facts changed, the passage part is reused."""
         cached = self._cache.get(user_id)
         fact_generation = 0 if self._facts is None else self._facts.generation(user_id)
         if cached is not None and cached.generation == cache.generation:
             if cached.fact_generation == fact_generation:
                 return cached
-            # only the facts changed: the passages and entities stand, the fact nodes are new
-            built = _build(
-                cache,
-                cached.entities,
-                cached.names_matrix,
-                self._fact_links(user_id),
-                fact_generation,
-            )
-            self._cache.put(user_id, built)
-            return built
-        added_only = (
+            entities, matrix = cached.entities, cached.names_matrix
+        elif (
             cached is not None
             and cached.generation[1] == cache.generation[1]
             and cached.generation[0] < cache.generation[0]
-        )
-        if cached is not None and added_only:
+        ):  # added only
             old = cached.entities
             delta = self._graph.rows(
                 user_id, dim, known_ids=old.entity_ids, episode_after=cached.last_episode
             )
-            merged = GraphRows(
+            entities = GraphRows(
                 entity_ids=np.concatenate([old.entity_ids, delta.entity_ids]),
                 names=old.names + delta.names,
                 types=old.types + delta.types,
@@ -164,16 +156,18 @@ class GraphIndex:
                 mention_episode=np.concatenate([old.mention_episode, delta.mention_episode]),
             )
             matrix = np.vstack([cached.names_matrix, delta.vectors.astype(np.float32)])
-            built = _build(cache, merged, matrix, self._fact_links(user_id), fact_generation)
         else:
-            rows = self._graph.rows(user_id, dim)
-            built = _build(
-                cache,
-                rows,
-                rows.vectors.astype(np.float32),
-                self._fact_links(user_id),
-                fact_generation,
-            )
+            entities = self._graph.rows(user_id, dim)
+            matrix = entities.vectors.astype(np.float32)
+        facts = FactLinks.empty() if self._facts is None else self._graph.fact_links(user_id)
+        built = _build(
+            cache,
+            entities,
+            matrix,
+            facts,
+            fact_generation,
+            {} if cached is None else cached.fact_keys,
+        )
         self._cache.put(user_id, built)
         return built
 
@@ -204,9 +198,6 @@ class GraphIndex:
             raise ValueError(f"no entity {around!r} in the memory graph of {user_id!r}")
         return n_p + position
 
-    def _fact_links(self, user_id: str) -> FactLinks:
-        return FactLinks.empty() if self._facts is None else self._graph.fact_links(user_id)
-
     def footprint(self, user_id: str) -> dict[str, int]:
         """Bytes the cached graph of a user takes in memory (arrays exactly, strings and the
         key dictionary by ``sys.getsizeof``); empty when it is not cached."""
@@ -224,14 +215,28 @@ class GraphIndex:
             + graph.names_matrix.nbytes
             + rows.mention_entity.nbytes
             + rows.mention_episode.nbytes
+            + graph.facts.ids.nbytes
+            + graph.facts.source_fact.nbytes
+            + graph.facts.source_episode.nbytes
         )
-        strings = sum(sys.getsizeof(n) for n in rows.names) + sum(
-            sys.getsizeof(t) for t in rows.types
+        strings = (
+            sum(sys.getsizeof(n) for n in rows.names)
+            + sum(sys.getsizeof(t) for t in rows.types)
+            + sum(sys.getsizeof(statement) for statement in graph.facts.statements)
         )
-        keys = sys.getsizeof(rows.keys) + sum(sys.getsizeof(k) for k in rows.keys)
+        keys = (
+            sys.getsizeof(rows.keys)
+            + sum(sys.getsizeof(k) for k in rows.keys)
+            + sys.getsizeof(graph.fact_keys)
+            + sum(
+                sys.getsizeof(found) + sum(sys.getsizeof(k) for k in found)
+                for found in graph.fact_keys.values()
+            )
+        )
         return {
             "passages": graph.passages,
             "entities": int(rows.entity_ids.size),
+            "facts": int(graph.facts.ids.size),
             "edges": int(graph.adjacency.nnz),
             "bytes": arrays + strings + keys,
         }
@@ -488,6 +493,7 @@ def _build(
     names_matrix: npt.NDArray[np.float32],
     facts: FactLinks,
     fact_generation: int,
+    fact_keys: dict[int, frozenset[str]],
 ) -> UserGraph:
     """Nodes: passages (the dense rows), then entities, then current facts. Edges: mentions,
     consecutive turns (``_SESSION_EDGE``), a fact to the turns it came from and to the
@@ -516,8 +522,16 @@ def _build(
     fact_node = n_p + n_e + facts.source_fact[drawn]
     fact_passage = source_rows[drawn]
     named_fact, named_entity = [], []
-    for position, statement in enumerate(facts.statements):
-        for key in ngram_keys(statement):
+    # a statement never changes (a new version is a new fact): its keys are read once
+    keys_of = {}
+    for position, (fact_id, statement) in enumerate(
+        zip(facts.ids.tolist(), facts.statements, strict=True)
+    ):
+        keys = fact_keys.get(fact_id)
+        if keys is None:
+            keys = frozenset(ngram_keys(statement))
+        keys_of[fact_id] = keys
+        for key in keys:
             found = entities.keys.get(key)
             if found is not None:
                 named_fact.append(n_p + n_e + position)
@@ -550,6 +564,7 @@ def _build(
         last_episode,
         facts,
         fact_generation,
+        keys_of,
     )
 
 
