@@ -83,6 +83,8 @@ def test_run_scale_small(tmp_path: Path, embedder: Embedder) -> None:
     assert result.db_bytes > 0 and result.rss_after_search > 0
     table = result.table()
     assert "turns/s" in table and "p50 / p95 / p99" in table and "without embedding" in table
+    assert [len(v) for v in result.graph_cost_ms.values()] == [8, 8]
+    assert "with / without the graph channel (interleaved)" in table
     with Memory(workdir, embedder=embedder, background=False) as memory:
         assert memory.stats()["episodes"] == 600
         assert memory.search("Dana", user_id=USER_ID, limit=3)

@@ -36,6 +36,7 @@ from madeleine.embed.factory import load_embedder
 Progress = Callable[[str, int], Any]
 STAGES = ("real", "pool", "bulk", "queries")
 TARGET_P50_MS = 50.0
+GRAPH_TARGET_MS = 10.0  # what the graph channel may add to p50 (issue 5)
 USER_ID = "scale-user"
 USER_NAME = "Dana"
 _ADD_CHUNK_TURNS = 1000  # turns logged between two index_pending() calls
@@ -1132,6 +1133,7 @@ class ScaleResult:
     threading: dict[str, str]
     notes: list[str] = field(default_factory=list)
     graph: dict[str, int] = field(default_factory=dict)
+    graph_cost_ms: dict[str, list[float]] = field(default_factory=dict)
 
     def latency(self, quantile: float) -> float:
         return percentile(self.latencies_ms, quantile)
@@ -1188,6 +1190,16 @@ class ScaleResult:
                 f"{name} {percentile(values, 0.5):.1f}" for name, values in self.stage_ms.items()
             )
             rows.append(("per stage p50 (hit.explain ms)", stages + " ms"))
+        if self.graph_cost_ms.get("with") and self.graph_cost_ms.get("without"):
+            with_graph = percentile(self.graph_cost_ms["with"], 0.5)
+            without = percentile(self.graph_cost_ms["without"], 0.5)
+            rows.append(
+                (
+                    "search p50 with / without the graph channel (interleaved)",
+                    f"{with_graph:.1f} / {without:.1f} ms: the graph adds "
+                    f"{with_graph - without:+.1f} ms (target ≤ {GRAPH_TARGET_MS:.0f} ms)",
+                )
+            )
         if self.query_embed_ms:
             rows.append(
                 (
@@ -1266,7 +1278,7 @@ def stage_totals(
         "real": real_turns,
         "pool": pool_count(pool_size) if bulk else 0,
         "bulk": bulk,
-        "queries": queries,
+        "queries": 2 * queries,  # the timed set, then the with/without-graph pairs
     }
 
 
@@ -1392,6 +1404,7 @@ def run_scale(
         threading={k: v for k, v in os.environ.items() if k in _THREAD_ENV},
         notes=notes,
         graph=graph,
+        graph_cost_ms=search.graph_cost,
     )
 
 
@@ -1423,14 +1436,18 @@ class _Searched:
     embed_ms: list[float]
     planted: int
     found: int
+    graph_cost: dict[str, list[float]]
+
+
+_WITHOUT_GRAPH = ("dense", "bm25", "facts")
 
 
 def _search(memory: Memory, user: SyntheticUser, embedder: Embedder, report: Progress) -> _Searched:
     """A cold first query (loads the vectors, builds the ANN index), warm-up, then the set."""
 
-    def run(text: str) -> tuple[float, list[Any]]:
+    def run(text: str, channels: Sequence[str] | None = None) -> tuple[float, list[Any]]:
         t0 = time.perf_counter()
-        hits = memory.search(text, user_id=user.user_id, limit=10, now=user.now)
+        hits = memory.search(text, user_id=user.user_id, limit=10, now=user.now, channels=channels)
         return (time.perf_counter() - t0) * 1000, hits
 
     first_ms, _ = run("what did I do last weekend?")
@@ -1455,7 +1472,14 @@ def _search(memory: Memory, user: SyntheticUser, embedder: Embedder, report: Pro
         t0 = time.perf_counter()
         embedder.embed_queries([query.text])
         embed_ms.append((time.perf_counter() - t0) * 1000)
-    return _Searched(first_ms, latencies, stages, embed_ms, planted, found)
+    # what the graph channel costs: each query with and without it, back to back, so that
+    # the machine's drift between runs falls on both alike
+    graph_cost: dict[str, list[float]] = {"with": [], "without": []}
+    for query in user.queries:
+        graph_cost["with"].append(run(query.text)[0])
+        graph_cost["without"].append(run(query.text, _WITHOUT_GRAPH)[0])
+        report("queries", 1)
+    return _Searched(first_ms, latencies, stages, embed_ms, planted, found, graph_cost)
 
 
 def _rss_now() -> int:
