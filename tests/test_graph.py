@@ -12,6 +12,7 @@ from madeleine.embed.base import Embedder
 from madeleine.graph.entities import EntityExtractor, entity_key
 from madeleine.text.analyzer import MultilingualAnalyzer
 from tests.fake_llm import FakeLLM, fake_llm_fixture  # noqa: F401
+from tests.test_fact_search import _moved as moved_from_beijing_to_shanghai
 
 QUERY = "What did we learn while working on Project Falcon?"
 TARGET = "gateway_v2 silently drops headers larger than 8 KB."
@@ -302,22 +303,7 @@ def test_a_named_speaker_leads_to_what_they_said(tmp_path: Path, embedder: Embed
 
 def test_current_facts_are_graph_nodes(tmp_path: Path, embedder: Embedder) -> None:
     with Memory(tmp_path / "m", embedder=embedder) as memory:
-        memory.add(
-            {"role": "user", "content": "I live in Beijing.", "id": "a"},
-            user_id="u",
-            session_id="s1",
-            timestamp="2023-01-10T09:00:00Z",
-        )
-        memory.add(
-            [
-                {"role": "user", "content": "I moved to Shanghai last week.", "id": "b"},
-                {"role": "user", "content": "Shanghai traffic is wild.", "id": "c"},
-            ],
-            user_id="u",
-            session_id="s2",
-            timestamp="2024-03-05T09:00:00Z",
-        )
-        memory.wait(timeout=120)
+        moved_from_beijing_to_shanghai(memory)
         facts = {f.statement: f for f in memory.facts("u", include_history=True)}
         current = next(f for s, f in facts.items() if "Shanghai" in s)
         old = next(f for s, f in facts.items() if "Beijing" in s)
