@@ -1,11 +1,14 @@
 """The graph channel: Personalized PageRank from the query's entities, no LLM.
 
-Nodes are one user's passages (episodes, aligned with the dense rows) and entities; edges are
-mentions (entity–passage) and consecutive turns of a session (passage–passage, weight 0.5).
-Seeds come from the user's dictionary (every 1–3-word n-gram of the query, by guarded key)
-and from the similarity of the query's embedding to entity names, from ``graph_seed_threshold``
-down step by step until enough seeds are found (progressive widening). Entities that a large
-share of the passages mention (the user's own name) are neither seeds nor expanded.
+Nodes are one user's passages (episodes, aligned with the dense rows), entities, named
+speakers and current facts; edges are mentions (entity–passage), "said" (speaker–passage),
+a fact's sources (fact–passage) and the entities its statement names (fact–entity), and
+consecutive turns of a session (passage–passage, weight 0.5). Seeds come from the user's
+dictionary (every 1–3-word n-gram of the query, by guarded key, for entities and speakers)
+and, when the query names too few, from the similarity of the query's embedding to entity
+names, from ``graph_seed_threshold`` down step by step (progressive widening). Entities that
+a large share of the passages mention are neither seeds nor expanded; a speaker who said
+such a share is not walked through but lifts what they said by their seed's first step.
 
 PPR runs on the seeds' neighbourhood only (at most ``_MAX_DEPTH`` hops and ``_MAX_NODES``
 nodes, bounded iterations), so its cost does not grow with the user's history.
@@ -431,7 +434,7 @@ class GraphIndex:
         query: str,
         query_entities: list[str],
         vector: npt.NDArray[np.float32] | None,
-    ) -> tuple[dict[int, tuple[float, str, float]], dict[int, tuple[float, str, float]]]:
+    ) -> tuple[dict[int, Seed], dict[int, Seed]]:
         """Seeds and hub seeds (common entities the query names), each entity position ->
         (personalization weight: strength × how specific it is, how it was found, strength)."""
         keys = ngram_keys(query) | {entity_key(e) for e in query_entities}
