@@ -58,6 +58,7 @@ _SPAN_STARTERS = frozenset(
 _PRONOUNS_AND_STOPS = frozenset(
     "i i'm i've i'd i'll me my we we're you you're he she they it it's the a an".split()
 )
+_LEADING_NOISE = _SPAN_STARTERS | _PRONOUNS_AND_STOPS
 _BRACKETS = re.compile(r"[()\[\]{}\"“”]")
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 _SEPARATORS = re.compile(r"[\s_\-.·/]+")
@@ -69,9 +70,10 @@ SPEAKER_TYPE = "speaker"
 _SPEAKER_PREFIX = "@"  # entity_key strips it: no mention's key starts with it
 
 
-def speaker_key(name_or_key: str) -> str:
-    """The key of the node for a person as the one who speaks (not as someone mentioned)."""
-    return _SPEAKER_PREFIX + entity_key(name_or_key)
+def speaker_key(key: str) -> str:
+    """The key of the node for a person as the one who speaks (not as someone mentioned),
+    from the person's entity key."""
+    return _SPEAKER_PREFIX + key
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,10 +151,10 @@ class EntityExtractor:
             name = _trim_span(raw_name)
             if not name:
                 continue
-            single = " " not in name.strip()
-            if single and name in initial and (known is None or entity_key(name) not in known):
-                continue  # "Wow", "Thanks": a capital only because a sentence starts there
             key = entity_key(name)
+            single = " " not in name.strip()
+            if single and name in initial and (known is None or key not in known):
+                continue  # "Wow", "Thanks": a capital only because a sentence starts there
             if key in _NOT_NAMES:
                 continue
             if any(other in key for other in literal if other != key):
@@ -179,7 +181,7 @@ def _trim_span(name: str) -> str:
     words = name.split()
     while words and _plain(words[-1]) in _PRONOUNS_AND_STOPS:
         words.pop()
-    while words and _plain(words[0]) in _SPAN_STARTERS | _PRONOUNS_AND_STOPS:
+    while words and _plain(words[0]) in _LEADING_NOISE:
         words.pop(0)
     return " ".join(words)
 

@@ -190,13 +190,14 @@ class GraphIndex:
                     if at < ids.size and ids[at] == number[0]:
                         return n_p + graph.entities.entity_ids.size + at
                 raise ValueError(f"no {kind} {around!r} in the memory graph of {user_id!r}")
-        name = around.removeprefix("entity:")
+        keys = graph.entities.keys
         if around.startswith("speaker:"):
-            position = graph.entities.keys.get(speaker_key(around.removeprefix("speaker:")))
+            position = keys.get(speaker_key(entity_key(around.removeprefix("speaker:"))))
         else:
-            position = graph.entities.keys.get(entity_key(name))
+            key = entity_key(around.removeprefix("entity:"))
+            position = keys.get(key)
             if position is None:  # a person known only as a speaker
-                position = graph.entities.keys.get(speaker_key(name))
+                position = keys.get(speaker_key(key))
         if position is None:
             raise ValueError(f"no entity {around!r} in the memory graph of {user_id!r}")
         return n_p + position

@@ -13,7 +13,13 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.embed.base import Embedder
-from madeleine.graph.entities import SPEAKER_TYPE, EntityExtractor, Mention, speaker_key
+from madeleine.graph.entities import (
+    SPEAKER_TYPE,
+    EntityExtractor,
+    Mention,
+    entity_key,
+    speaker_key,
+)
 from madeleine.graph.llm_entities import LLMEntityExtractor
 from madeleine.llm.client import LLMError
 from madeleine.store.base import EpisodeRow
@@ -128,7 +134,7 @@ def _speaker_mention(row: EpisodeRow) -> Mention | None:
     question naming a person reaches their turns. A bare role ("user") names nobody."""
     if not row.speaker or row.speaker.casefold() in _ROLE_LABELS:
         return None
-    key = speaker_key(row.speaker)
+    key = speaker_key(entity_key(row.speaker))
     return Mention(row.speaker, key, SPEAKER_TYPE) if len(key) >= 3 else None
 
 
