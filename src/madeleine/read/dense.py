@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from madeleine.sorted_ids import positions
 from madeleine.store.base import UserVectors
 from madeleine.store.sqlite import SQLiteStore, scope_token
 
@@ -42,11 +43,7 @@ class UserRows:
 
     def rows_of(self, episode_ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Row positions of episode ids (ids are ascending); -1 where an id is unknown."""
-        positions = np.searchsorted(self.ids, episode_ids)
-        positions = np.minimum(positions, max(self.ids.size - 1, 0))
-        found = self.ids.size > 0
-        ok = (self.ids[positions] == episode_ids) if found else np.zeros(len(episode_ids), bool)
-        return np.where(ok, positions, -1)
+        return positions(self.ids, episode_ids)
 
 
 def _neighbours(

@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from madeleine.config import Settings
 from madeleine.read.lru import UserLRU
+from madeleine.sorted_ids import positions
 from madeleine.store.facts import FactStore, FactVectors
 
 _CACHED_USERS = 256
@@ -83,9 +84,9 @@ class FactIndex:
         if found:
             ids = np.fromiter((i for i, _ in found), dtype=np.int64, count=len(found))
             scores = np.fromiter((s for _, s in found), dtype=np.float64, count=len(found))
-            positions = np.minimum(np.searchsorted(rows.ids, ids), size - 1)
-            known = rows.ids[positions] == ids  # written after the rows were read: skipped
-            raw[positions[known]] = scores[known]
+            at = positions(rows.ids, ids)
+            known = at >= 0  # written after the rows were read: skipped
+            raw[at[known]] = scores[known]
         return FactLexical(rows, raw)
 
     def search(self, query: FactQuery, lexical: FactLexical | None = None) -> list[ScoredFact]:
@@ -109,10 +110,10 @@ class FactIndex:
         graph = np.zeros(size, dtype=np.float64)
         if query.graph:
             reached = np.fromiter(query.graph, dtype=np.int64, count=len(query.graph))
-            positions = np.minimum(np.searchsorted(rows.ids, reached), size - 1)
-            present = rows.ids[positions] == reached
+            at = positions(rows.ids, reached)
+            present = at >= 0
             scores = np.fromiter(query.graph.values(), dtype=np.float64, count=reached.size)
-            graph[positions[present]] = scores[present]
+            graph[at[present]] = scores[present]
             fused += self._settings.graph_weight * graph  # added, as for passages
         fused *= self._settings.fact_weight
         factor = None

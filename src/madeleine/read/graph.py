@@ -28,6 +28,7 @@ from madeleine.config import Settings
 from madeleine.graph.entities import SPEAKER_TYPE, entity_key, ngram_keys, speaker_key
 from madeleine.read.dense import UserRows
 from madeleine.read.lru import UserLRU
+from madeleine.sorted_ids import positions
 from madeleine.store.facts import FactStore
 from madeleine.store.graph import FactLinks, GraphRows, GraphStore
 
@@ -84,8 +85,7 @@ class GraphRecall:
         parents = self.parents
         if row not in parents:
             for node, said in self.hub_links:
-                position = int(np.searchsorted(said, row))
-                if position < said.size and said[position] == row:
+                if positions(said, [row])[0] >= 0:
                     parents = {row: node}
                     break
         return self._walk_back(row, parents)
@@ -177,19 +177,16 @@ class GraphIndex:
     @staticmethod
     def _view_start(user_id: str, graph: UserGraph, cache: UserRows, around: str) -> int:
         n_p = graph.passages
-        for prefix, kind in (("ep_", "passage"), ("fact_", "fact")):
+        fact_base = n_p + graph.entities.entity_ids.size
+        for prefix, kind, ids, first in (
+            ("ep_", "passage", cache.ids, 0),
+            ("fact_", "fact", graph.facts.ids, fact_base),
+        ):
             if around.startswith(prefix) and around[len(prefix) :].isdigit():
-                number = np.asarray([int(around[len(prefix) :])], dtype=np.int64)
-                if kind == "passage":
-                    row = int(cache.rows_of(number)[0])
-                    if row >= 0:
-                        return row
-                else:
-                    ids = graph.facts.ids
-                    at = int(np.searchsorted(ids, number[0]))
-                    if at < ids.size and ids[at] == number[0]:
-                        return n_p + graph.entities.entity_ids.size + at
-                raise ValueError(f"no {kind} {around!r} in the memory graph of {user_id!r}")
+                at = int(positions(ids, [int(around[len(prefix) :])])[0])
+                if at < 0:
+                    raise ValueError(f"no {kind} {around!r} in the memory graph of {user_id!r}")
+                return first + at
         keys = graph.entities.keys
         if around.startswith("speaker:"):
             position = keys.get(speaker_key(entity_key(around.removeprefix("speaker:"))))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from madeleine.sorted_ids import positions
 from madeleine.store.sqlite import SQLiteStore
 
 _CHUNK = 500  # keys per IN (...) query
@@ -179,11 +180,12 @@ class GraphStore:
             if size
             else np.zeros((0, dim), dtype=np.float16)
         )
-        for alias_key, entity_id in conn.execute(
+        aliases = conn.execute(
             "SELECT key, entity_id FROM entity_aliases WHERE user_id = ?", (user_id,)
-        ):
-            position = int(np.searchsorted(every_id, entity_id))
-            if position < every_id.size and every_id[position] == entity_id:
+        ).fetchall()
+        alias_at = positions(every_id, [entity_id for _, entity_id in aliases])
+        for (alias_key, _), position in zip(aliases, alias_at.tolist(), strict=True):
+            if position >= 0:
                 keys.setdefault(str(alias_key), position)
         edges = conn.execute(
             "SELECT m.entity_id, m.episode_id FROM mentions AS m "
@@ -191,9 +193,8 @@ class GraphStore:
             (user_id, episode_after),
         ).fetchall()
         entity_of = np.fromiter((r[0] for r in edges), dtype=np.int64, count=len(edges))
-        positions = np.searchsorted(every_id, entity_of).astype(np.int64)
-        found = positions < every_id.size
-        found[found] = every_id[positions[found]] == entity_of[found]  # created after the read
+        entity_at = positions(every_id, entity_of)
+        found = entity_at >= 0  # an entity created after the read waits for the next one
         episodes = np.fromiter((r[1] for r in edges), dtype=np.int64, count=len(edges))
         return GraphRows(
             entity_ids=entity_ids,
@@ -201,7 +202,7 @@ class GraphStore:
             types=[str(r[3]) for r in entities],
             keys=keys,
             vectors=vectors,
-            mention_entity=positions[found],
+            mention_entity=entity_at[found],
             mention_episode=episodes[found],
         )
 
@@ -225,9 +226,9 @@ class GraphStore:
         ).fetchall()
         fact_of = np.fromiter((r[0] for r in sources), dtype=np.int64, count=len(sources))
         episodes = np.fromiter((r[1] for r in sources), dtype=np.int64, count=len(sources))
-        positions = np.minimum(np.searchsorted(ids, fact_of), ids.size - 1)
-        known = ids[positions] == fact_of  # a fact written between the two reads waits
-        return FactLinks(ids, [str(r[1]) for r in facts], positions[known], episodes[known])
+        fact_at = positions(ids, fact_of)
+        known = fact_at >= 0  # a fact written between the two reads waits
+        return FactLinks(ids, [str(r[1]) for r in facts], fact_at[known], episodes[known])
 
     def episode_ids_of_events(
         self, conn: sqlite3.Connection, event_ids: Sequence[int]
