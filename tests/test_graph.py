@@ -52,6 +52,10 @@ def _corpus(memory: Memory) -> None:
     memory.wait(timeout=120)
 
 
+def _passages(view: dict[str, Any]) -> list[dict[str, Any]]:
+    return [node for node in view["nodes"] if node["type"] == "passage"]
+
+
 def _target_rank(hits: list) -> int | None:  # type: ignore[type-arg]
     for rank, hit in enumerate(hits, start=1):
         if hit.text.endswith(TARGET):
@@ -95,7 +99,7 @@ def test_viewer_graph_and_deletes_remove_nodes(tmp_path: Path, embedder: Embedde
         ids = {node["id"] for node in view["nodes"]}
         assert view["around"] == "entity:gateway_v2"
         assert "entity:Project Falcon" in ids
-        passages = [n for n in view["nodes"] if n["type"] == "passage"]
+        passages = _passages(view)
         assert any(TARGET in n["label"] for n in passages)
         assert {e["type"] for e in view["edges"]} == {"mentions"}
         around_passage = memory.graph("dev", around=passages[0]["id"], depth=1)
@@ -170,14 +174,14 @@ def test_entities_merge_across_messages_and_aliases_resolve(
         )
         memory.wait(timeout=120)
         around = memory.graph("u", around="soul_server", depth=1)
-        assert len([n for n in around["nodes"] if n["type"] == "passage"]) == 2
+        assert len(_passages(around)) == 2
         ticket = memory.graph("u", around="sr2023052", depth=1)
-        assert len([n for n in ticket["nodes"] if n["type"] == "passage"]) == 2
+        assert len(_passages(ticket)) == 2
         other = memory.graph("u", around="SR-2023-053", depth=1)
-        assert len([n for n in other["nodes"] if n["type"] == "passage"]) == 1
+        assert len(_passages(other)) == 1
         bob = memory.graph("u", around="Bob", depth=1)
         assert bob["around"] == "entity:Robert Kim"
-        assert len([n for n in bob["nodes"] if n["type"] == "passage"]) == 2
+        assert len(_passages(bob)) == 2
 
 
 def test_the_cached_graph_grows_with_new_messages_like_a_fresh_build(
@@ -236,7 +240,7 @@ def test_an_llm_can_name_entities_the_rules_miss(
         )
         memory.wait(timeout=60)
         view = memory.graph("u", around="blue lagoon", depth=1)
-        assert len([n for n in view["nodes"] if n["type"] == "passage"]) == 2
+        assert len(_passages(view)) == 2
         kinds = {n["kind"] for n in view["nodes"] if n["type"] == "entity"}
         assert kinds == {"llm:place"}
         with pytest.raises(ValueError, match="no entity"):

@@ -353,8 +353,7 @@ class GraphIndex:
             return empty
         damping = self._settings.graph_damping
         weights = np.asarray(weight_list, dtype=np.float64)
-        hub_weights = np.asarray([w for w, _, _ in hub_seeds.values()], dtype=np.float64)
-        total_weight = float(weights.sum() + hub_weights.sum())
+        total_weight = float(weights.sum()) + sum(w for w, _, _ in hub_seeds.values())
         # how sure the seeding is: 1.0 for names found in the query, less for seeds only
         # similar to it; the channel's scores are scaled by it, so weak seeds lift little
         sure = np.asarray(strength_list, dtype=np.float64) @ weights + sum(
@@ -402,7 +401,7 @@ class GraphIndex:
         rows, raw = rows[order], raw[order]
         calibrated = raw / top * confidence
         names = graph.entities.names
-        recall = GraphRecall(
+        return GraphRecall(
             rows.astype(np.int64),
             raw.astype(np.float32),
             calibrated.astype(np.float32),
@@ -411,19 +410,18 @@ class GraphIndex:
                 for s, (w, how, _) in (seeds | hub_seeds).items()
             ]
             + seeded_passages,
+            parents=parents,
+            names=names,
+            types=graph.entities.types,
+            hub_links=hub_links,
+            passages=n_p,
+            episode_ids=cache.ids,
+            facts={
+                int(graph.facts.ids[i]): float(fact_score[i] / top * confidence)
+                for i in reached.tolist()
+            },
+            fact_ids=graph.facts.ids,
         )
-        recall.parents = parents
-        recall.hub_links = hub_links
-        recall.names = names
-        recall.types = graph.entities.types
-        recall.passages = n_p
-        recall.episode_ids = cache.ids
-        recall.fact_ids = graph.facts.ids
-        recall.facts = {
-            int(graph.facts.ids[i]): float(fact_score[i] / top * confidence)
-            for i in reached.tolist()
-        }
-        return recall
 
     def _seeds(
         self,
