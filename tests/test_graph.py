@@ -200,10 +200,10 @@ def test_the_cached_graph_grows_with_new_messages_like_a_fresh_build(
         )
         memory.wait(timeout=60)
         grown = memory.graph("dev", around="gateway_v2", depth=4)
-        extended = memory._searcher.graph_footprint("dev")
+        extended = memory._engine.searcher.graph_footprint("dev")
     with Memory(tmp_path / "m", embedder=embedder) as fresh:
         rebuilt = fresh.graph("dev", around="gateway_v2", depth=4)
-        assert fresh._searcher.graph_footprint("dev") == extended
+        assert fresh._engine.searcher.graph_footprint("dev") == extended
     assert sorted(n["id"] for n in grown["nodes"]) == sorted(n["id"] for n in rebuilt["nodes"])
     assert "entity:Orion-7" in {n["id"] for n in grown["nodes"]}
     assert len(grown["edges"]) == len(rebuilt["edges"])

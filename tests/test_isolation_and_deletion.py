@@ -5,7 +5,7 @@ from pathlib import Path
 
 from madeleine import Memory
 from madeleine.embed.base import Embedder
-from madeleine.store.sqlite import scope_token
+from madeleine.store.sqlite.lexical import scope_token
 
 SECRET = "Zanzibarian marmalade recipe"
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from cryptography.fernet import Fernet
 
-from madeleine.store.vault import KEY_FILE, VAULT_SCHEMA, Vault, VaultError, VaultKeyError, load_key
+from madeleine.store.crypto import KEY_FILE, VaultCipher, VaultError, VaultKeyError, load_key
+from madeleine.store.sqlite.vault import VAULT_SCHEMA, SQLiteVault
 from madeleine.text.pii import (
     DEFAULT_POLICY,
     PLACEHOLDER,
@@ -208,8 +209,8 @@ def db(tmp_path: Path) -> Iterator[sqlite3.Connection]:
 
 
 @pytest.fixture
-def vault(tmp_path: Path, db: sqlite3.Connection) -> Vault:
-    return Vault(lambda: db, load_key(tmp_path, None))
+def vault(tmp_path: Path, db: sqlite3.Connection) -> SQLiteVault:
+    return SQLiteVault(lambda: db, VaultCipher(load_key(tmp_path, None)))
 
 
 MISSION = (
@@ -218,8 +219,10 @@ MISSION = (
 )
 
 
-def test_mission_example_vaults_the_loyalty_number(db: sqlite3.Connection, vault: Vault) -> None:
-    result = scrub(MISSION, DEFAULT_POLICY, vault.putter(db, "mina"))
+def test_mission_example_vaults_the_loyalty_number(
+    db: sqlite3.Connection, vault: SQLiteVault
+) -> None:
+    result = scrub(MISSION, DEFAULT_POLICY, vault.putter(None, "mina"))
     assert "12345678" not in result.text
     assert "I prefer window seats and I'm vegetarian" in result.text
     (redaction,) = result.findings
@@ -229,17 +232,17 @@ def test_mission_example_vaults_the_loyalty_number(db: sqlite3.Connection, vault
     assert redaction.placeholder is not None
     assert PLACEHOLDER.fullmatch(redaction.placeholder)
     assert result.tokens == tokens_in(result.text) == [redaction.token]
-    assert restore(result.text, vault.getter(db, "mina")) == MISSION
+    assert restore(result.text, vault.getter(None, "mina")) == MISSION
 
 
-def test_scrub_applies_each_action(db: sqlite3.Connection, vault: Vault) -> None:
+def test_scrub_applies_each_action(db: sqlite3.Connection, vault: SQLiteVault) -> None:
     text = "pw: hunter2! call 010-1234-5678, mail mina@example.com, routing number 021000021"
     policy = policy_from({"email": "keep"})
     handed: list[tuple[PiiCategory, str]] = []
 
     def put(category: PiiCategory, value: str) -> str:
         handed.append((category, value))
-        return vault.put(db, "mina", category, value)
+        return vault.put(None, "mina", category, value)
 
     result = scrub(text, policy, put)
     assert handed == [(C.PHONE, "010-1234-5678"), (C.ACCOUNT_NUMBER, "021000021")]
@@ -253,23 +256,23 @@ def test_scrub_applies_each_action(db: sqlite3.Connection, vault: Vault) -> None
     ]
     for raw in ("hunter2", "010-1234-5678", "021000021"):
         assert raw not in repr(result.findings)
-    restored = restore(result.text, vault.getter(db, "mina"))
+    restored = restore(result.text, vault.getter(None, "mina"))
     assert restored == text.replace("hunter2!", "[pii:password]")
     # scrubbing scrubbed text changes nothing and stores nothing new
     again = scrub(result.text, policy, put)
     assert again.text == result.text and len(handed) == 2
 
 
-def test_restore_is_for_the_owner_only(db: sqlite3.Connection, vault: Vault) -> None:
+def test_restore_is_for_the_owner_only(db: sqlite3.Connection, vault: SQLiteVault) -> None:
     text = scrub(
-        "my checking account number is 123456789", DEFAULT_POLICY, vault.putter(db, "mina")
+        "my checking account number is 123456789", DEFAULT_POLICY, vault.putter(None, "mina")
     )
-    assert restore(text.text, vault.getter(db, "mina")).endswith("123456789")
-    assert restore(text.text, vault.getter(db, "eve")) == text.text
+    assert restore(text.text, vault.getter(None, "mina")).endswith("123456789")
+    assert restore(text.text, vault.getter(None, "eve")) == text.text
     (token,) = text.tokens
-    assert vault.get(db, "eve", token) is None
-    assert vault.get(db, "mina", "[pii:x]") is None  # not a token at all
-    assert restore("unknown [pii:phone:v0000000000] stays", vault.getter(db, "mina")).endswith(
+    assert vault.get(None, "eve", token) is None
+    assert vault.get(None, "mina", "[pii:x]") is None  # not a token at all
+    assert restore("unknown [pii:phone:v0000000000] stays", vault.getter(None, "mina")).endswith(
         "[pii:phone:v0000000000] stays"
     )
 
@@ -287,11 +290,11 @@ def test_apply_policy_rejects_foreign_findings_and_bad_tokens() -> None:
 
 
 def test_raw_values_never_reach_the_database_file(
-    tmp_path: Path, db: sqlite3.Connection, vault: Vault
+    tmp_path: Path, db: sqlite3.Connection, vault: SQLiteVault
 ) -> None:
     secret = "MP-98765432-zq"
-    token = vault.put(db, "mina", C.LOYALTY_NUMBER, secret)
-    assert vault.get(db, "mina", token) == secret
+    token = vault.put(None, "mina", C.LOYALTY_NUMBER, secret)
+    assert vault.get(None, "mina", token) == secret
     files = [tmp_path / "store.db", tmp_path / "store.db-wal"]
     assert files[1].exists()  # the write is in the WAL: check it too
     raw = b"".join(p.read_bytes() for p in files)
@@ -300,47 +303,49 @@ def test_raw_values_never_reach_the_database_file(
     assert secret.encode() not in (tmp_path / "store.db").read_bytes()
 
 
-def test_put_joins_the_callers_transaction(db: sqlite3.Connection, vault: Vault) -> None:
+def test_put_joins_the_callers_transaction(db: sqlite3.Connection, vault: SQLiteVault) -> None:
     db.execute("BEGIN IMMEDIATE")
-    token = vault.put(db, "mina", C.PHONE, "010-1234-5678")
+    token = vault.put(None, "mina", C.PHONE, "010-1234-5678")
     db.execute("ROLLBACK")
-    assert vault.get(db, "mina", token) is None
+    assert vault.get(None, "mina", token) is None
     db.execute("BEGIN IMMEDIATE")
-    token = vault.put(db, "mina", C.PHONE, "010-1234-5678")
+    token = vault.put(None, "mina", C.PHONE, "010-1234-5678")
     db.execute("COMMIT")
-    assert vault.get(db, "mina", token) == "010-1234-5678"
+    assert vault.get(None, "mina", token) == "010-1234-5678"
 
 
-def test_tokens_are_idempotent_per_user_and_category(db: sqlite3.Connection, vault: Vault) -> None:
-    first = vault.put(db, "mina", C.ACCOUNT_NUMBER, "123456789")
-    assert vault.put(db, "mina", "account_number", "123456789") == first
-    assert vault.put(db, "eve", C.ACCOUNT_NUMBER, "123456789") != first
-    assert vault.put(db, "mina", C.LOYALTY_NUMBER, "123456789") != first
+def test_tokens_are_idempotent_per_user_and_category(
+    db: sqlite3.Connection, vault: SQLiteVault
+) -> None:
+    first = vault.put(None, "mina", C.ACCOUNT_NUMBER, "123456789")
+    assert vault.put(None, "mina", "account_number", "123456789") == first
+    assert vault.put(None, "eve", C.ACCOUNT_NUMBER, "123456789") != first
+    assert vault.put(None, "mina", C.LOYALTY_NUMBER, "123456789") != first
     assert db.execute("SELECT count(*) FROM vault").fetchone()[0] == 3
     # re-adding the same message yields the same scrubbed text
-    once = scrub(MISSION, DEFAULT_POLICY, vault.putter(db, "mina")).text
-    assert scrub(MISSION, DEFAULT_POLICY, vault.putter(db, "mina")).text == once
+    once = scrub(MISSION, DEFAULT_POLICY, vault.putter(None, "mina")).text
+    assert scrub(MISSION, DEFAULT_POLICY, vault.putter(None, "mina")).text == once
 
 
-def test_delete_and_forget(db: sqlite3.Connection, vault: Vault) -> None:
-    a = vault.put(db, "mina", C.PHONE, "010-1111-2222")
-    b = vault.put(db, "mina", C.EMAIL, "mina@example.com")
-    c = vault.put(db, "eve", C.PHONE, "010-3333-4444")
-    assert vault.delete_tokens(db, "mina", [a, c]) == 1  # eve's token is not mina's to delete
-    assert vault.get(db, "mina", a) is None and vault.get(db, "eve", c) == "010-3333-4444"
-    assert [(e.token, e.category, e.value) for e in vault.entries(db, "mina")] == [
+def test_delete_and_forget(db: sqlite3.Connection, vault: SQLiteVault) -> None:
+    a = vault.put(None, "mina", C.PHONE, "010-1111-2222")
+    b = vault.put(None, "mina", C.EMAIL, "mina@example.com")
+    c = vault.put(None, "eve", C.PHONE, "010-3333-4444")
+    assert vault.delete_tokens(None, "mina", [a, c]) == 1  # eve's token is not mina's to delete
+    assert vault.get(None, "mina", a) is None and vault.get(None, "eve", c) == "010-3333-4444"
+    assert [(e.token, e.category, e.value) for e in vault.entries(None, "mina")] == [
         (b, C.EMAIL, "mina@example.com")
     ]
-    assert vault.forget_user(db, "mina") == 1
-    assert vault.get(db, "mina", b) is None and vault.entries(db, "mina") == []
-    assert vault.get(db, "eve", c) == "010-3333-4444"
+    assert vault.forget_user(None, "mina") == 1
+    assert vault.get(None, "mina", b) is None and vault.entries(None, "mina") == []
+    assert vault.get(None, "eve", c) == "010-3333-4444"
 
 
-def test_a_row_moved_to_another_user_is_refused(db: sqlite3.Connection, vault: Vault) -> None:
-    token = vault.put(db, "mina", C.IBAN, "GB82WEST12345698765432")
+def test_a_row_moved_to_another_user_is_refused(db: sqlite3.Connection, vault: SQLiteVault) -> None:
+    token = vault.put(None, "mina", C.IBAN, "GB82WEST12345698765432")
     db.execute("UPDATE vault SET user_id = 'eve' WHERE token = ?", (token,))
     with pytest.raises(VaultError, match="does not belong"):
-        vault.get(db, "eve", token)
+        vault.get(None, "eve", token)
 
 
 # -- keys ---------------------------------------------------------------------------------------
@@ -378,14 +383,14 @@ def test_malformed_key_file_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_wrong_key_raises_instead_of_pretending_the_value_is_gone(
-    db: sqlite3.Connection, vault: Vault
+    db: sqlite3.Connection, vault: SQLiteVault
 ) -> None:
-    token = vault.put(db, "mina", C.ACCOUNT_NUMBER, "123456789")
-    other = Vault(lambda: db, Fernet.generate_key())
+    token = vault.put(None, "mina", C.ACCOUNT_NUMBER, "123456789")
+    other = SQLiteVault(lambda: db, VaultCipher(Fernet.generate_key()))
     with pytest.raises(VaultKeyError, match="not the one these values were stored with"):
-        other.get(db, "mina", token)
+        other.get(None, "mina", token)
     with pytest.raises(VaultKeyError):
         other.check_key()
     vault.check_key()
     # a wrong key also misses the dedupe digest, so it cannot even confirm a guessed value
-    assert other.put(db, "mina", C.ACCOUNT_NUMBER, "123456789") != token
+    assert other.put(None, "mina", C.ACCOUNT_NUMBER, "123456789") != token

@@ -6,20 +6,22 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from madeleine.read.explain import Explain, HitKind
+
 
 @dataclass(slots=True)
 class Hit:
     """One search result; ``explain`` holds each channel's rank and score plus the fused score."""
 
     id: str
-    kind: str
+    kind: HitKind
     text: str
     score: float
     timestamp: datetime
     source_ids: list[str]
     session_id: str
     speaker: str | None
-    explain: dict[str, Any]
+    explain: Explain
 
     def to_dict(self) -> dict[str, Any]:
         return {

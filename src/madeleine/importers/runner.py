@@ -14,16 +14,26 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from madeleine.importers import chatgpt, claude_code
 from madeleine.importers.passages import Passage
-from madeleine.store.imports import ImportLog
-
-if TYPE_CHECKING:
-    from madeleine.api import Memory
+from madeleine.store.ports import ImportRepository
 
 Progress = Callable[[str, int], None]  # (stage, amount): stage "parse" (units), "index" (turns)
+
+
+class ImportTarget(Protocol):
+    """What an import writes through: the public write path, so imported passages get the
+    same PII handling, dedupe and indexing as any message."""
+
+    def add(self, messages: list[dict[str, Any]], *, user_id: str, session_id: str) -> object: ...
+
+    def delete_message(self, message_id: str, *, user_id: str) -> bool: ...
+
+    def index_pending(self, progress: Callable[[int], None] | None = None) -> int: ...
+
+
 _INLINE_BELOW = 4  # fewer changed files than this are parsed in this process
 _ADD_CHUNK = 200
 
@@ -52,8 +62,8 @@ class ImportReport:
 
 
 def import_claude_code(
-    memory: Memory,
-    log: ImportLog,
+    target: ImportTarget,
+    log: ImportRepository,
     directory: Path,
     *,
     user_id: str,
@@ -73,7 +83,7 @@ def import_claude_code(
         report.skipped_lines += parsed.skipped_lines
         extra = {"file": parsed.path, **({"cwd": parsed.cwd} if parsed.cwd else {})}
         _write_unit(
-            memory,
+            target,
             log,
             user_id,
             claude_code.SOURCE,
@@ -83,12 +93,12 @@ def import_claude_code(
             report,
         )
         _advance(progress, 1)
-    return _finish(memory, report, started, progress)
+    return _finish(target, report, started, progress)
 
 
 def import_chatgpt(
-    memory: Memory,
-    log: ImportLog,
+    target: ImportTarget,
+    log: ImportRepository,
     path: Path,
     *,
     user_id: str,
@@ -112,7 +122,7 @@ def import_chatgpt(
         report.changed += 1
         extra = {"conversation": conversation.id, "title": conversation.title}
         _write_unit(
-            memory,
+            target,
             log,
             user_id,
             chatgpt.SOURCE,
@@ -121,12 +131,12 @@ def import_chatgpt(
             extra,
             report,
         )
-    return _finish(memory, report, started, progress)
+    return _finish(target, report, started, progress)
 
 
 def _write_unit(
-    memory: Memory,
-    log: ImportLog,
+    target: ImportTarget,
+    log: ImportRepository,
     user_id: str,
     source: str,
     unit: tuple[str, str, tuple[str, dict[str, str]] | None],
@@ -147,28 +157,28 @@ def _write_unit(
             report.unchanged_passages += 1
             continue
         if seen is not None:
-            memory.delete_message(passage.id, user_id=user_id)  # grown since: replace it
+            target.delete_message(passage.id, user_id=user_id)  # grown since: replace it
             report.updated += 1
         else:
             report.added += 1
         fresh.append(passage)
     for gone in set(known) - set(digests):
-        if memory.delete_message(gone, user_id=user_id):
+        if target.delete_message(gone, user_id=user_id):
             report.removed += 1
     for session_id, group in _by_session(fresh):
         for start in range(0, len(group), _ADD_CHUNK):
             chunk = group[start : start + _ADD_CHUNK]
-            memory.add(
+            target.add(
                 [p.message(source, extra) for p in chunk], user_id=user_id, session_id=session_id
             )
     log.put(user_id, source, name, stamp, digests)
 
 
 def _finish(
-    memory: Memory, report: ImportReport, started: float, progress: Progress | None
+    target: ImportTarget, report: ImportReport, started: float, progress: Progress | None
 ) -> ImportReport:
     """Index what the import logged and stamp the report."""
-    report.indexed = memory.index_pending(
+    report.indexed = target.index_pending(
         None if progress is None else (lambda n: progress("index", n))
     )
     report.seconds = time.perf_counter() - started

@@ -1,21 +1,17 @@
-"""Dense recall: exact cosine search over a cached per-user matrix, ANN (usearch) when large."""
+"""Dense recall: exact cosine search over a cached per-user matrix, the store's ANN index
+when the user is large."""
 
 from __future__ import annotations
 
-import logging
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from madeleine.sorted_ids import positions
-from madeleine.store.base import UserVectors
-from madeleine.store.sqlite import SQLiteStore, scope_token
-
-log = logging.getLogger(__name__)
+from madeleine.store.ports import EpisodeIndex, VectorIndex
+from madeleine.store.records import UserVectors
 
 
 @dataclass(slots=True)
@@ -37,9 +33,6 @@ class UserRows:
     kinds: npt.NDArray[np.str_]
     pinned: npt.NDArray[np.bool_]
     session_index: dict[str, int] = field(default_factory=dict)  # name -> position
-    ann: Any = None
-    ann_ids: npt.NDArray[np.int64] | None = None
-    ann_generation: tuple[int, int] | None = None
 
     def rows_of(self, episode_ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Row positions of episode ids (ids are ascending); -1 where an id is unknown."""
@@ -86,19 +79,16 @@ class DenseIndex:
     the source of truth, so the cache and the ANN files can always be thrown away.
     """
 
-    def __init__(self, store: SQLiteStore, ann_dir: Path, ann_threshold: int) -> None:
+    def __init__(self, store: EpisodeIndex, ann: VectorIndex) -> None:
         self._store = store
-        self._ann_dir = ann_dir
-        self._ann_threshold = ann_threshold
+        self._ann = ann
         self._cache: dict[str, UserRows] = {}
-        self._sessions: dict[str, list[str]] = {}
         self._lock = threading.Lock()
 
     def forget(self, user_id: str) -> None:
+        """Drop the user's cached rows (the user was erased: counters restart from zero)."""
         with self._lock:
             self._cache.pop(user_id, None)
-        for path in self._ann_dir.glob(scope_token(user_id) + ".*"):
-            path.unlink(missing_ok=True)
 
     def size(self, user_id: str) -> int:
         return int(self.rows(user_id).ids.size)
@@ -121,8 +111,10 @@ class DenseIndex:
         empty = (np.zeros(0, np.int64), np.zeros(0, np.float32))
         if cache.ids.size == 0:
             return empty
-        if cache.ids.size >= self._ann_threshold and time_range is None:
-            keys, sims = self._ann_search(user_id, cache, query, depth)
+        if cache.ids.size >= self._ann.threshold and time_range is None:
+            keys, sims = self._ann.search(
+                user_id, cache.generation, cache.ids, cache.matrix, query, depth
+            )
             rows = cache.rows_of(keys)
             keep = rows >= 0
             return rows[keep], sims[keep]
@@ -160,58 +152,8 @@ class DenseIndex:
                     [str(k) for k in cache.kinds] + fresh.kinds,
                     np.concatenate([cache.pinned, fresh.pinned]),
                 )
-                updated = _rows(generation, merged)
-                updated.ann, updated.ann_ids = cache.ann, cache.ann_ids
-                updated.ann_generation = cache.ann_generation
-                cache = updated
+                cache = _rows(generation, merged)
             else:
                 cache = _rows(generation, self._store.user_vectors(user_id))
             self._cache[user_id] = cache
             return cache
-
-    def _ann_search(
-        self, user_id: str, cache: UserRows, query: npt.NDArray[np.float32], limit: int
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        index = self._ann_for(user_id, cache)
-        matches = index.search(query, limit)
-        keys = np.asarray(matches.keys, dtype=np.int64)
-        distances = np.asarray(matches.distances, dtype=np.float32)
-        return keys, (1.0 - distances).astype(np.float32)
-
-    def _ann_for(self, user_id: str, cache: UserRows) -> Any:
-        """Bring the user's HNSW index in line with the cache: add new ids, drop removed ones."""
-        from usearch.index import Index
-
-        with self._lock:
-            if cache.ann is not None and cache.ann_generation == cache.generation:
-                return cache.ann
-            index = cache.ann
-            path = self._ann_dir / f"{scope_token(user_id)}.usearch"
-            if index is None:
-                if path.exists():
-                    try:
-                        index = Index.restore(str(path), view=False)
-                    except Exception as exc:
-                        log.warning("ANN index %s unreadable (%s); rebuilding it", path, exc)
-                        index = None
-                if index is None or index.ndim != cache.matrix.shape[1]:
-                    index = Index(ndim=cache.matrix.shape[1], metric="cos", dtype="f32")
-                known = (
-                    np.asarray(index.keys, dtype=np.int64) if len(index) else np.zeros(0, np.int64)
-                )
-            else:
-                known = cache.ann_ids if cache.ann_ids is not None else np.zeros(0, np.int64)
-            stale = np.setdiff1d(known, cache.ids, assume_unique=True)
-            for key in stale:
-                index.remove(int(key))
-            missing = ~np.isin(cache.ids, known, assume_unique=True)
-            if missing.any():
-                log.info("adding %d vectors to the ANN index of a user", int(missing.sum()))
-                index.add(cache.ids[missing], cache.matrix[missing])
-            if missing.any() or stale.size:
-                self._ann_dir.mkdir(parents=True, exist_ok=True)
-                index.save(str(path))
-            cache.ann = index
-            cache.ann_ids = cache.ids.copy()
-            cache.ann_generation = cache.generation
-            return index

@@ -8,6 +8,7 @@ Volatile facts decay with the ``fact`` half-life; stable and pinned ones are exe
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,9 +17,14 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.config import Settings
+from madeleine.read.channels import Query
+from madeleine.read.explain import Explain
 from madeleine.read.lru import UserLRU
+from madeleine.read.request import PASSAGE_CHANNELS
+from madeleine.records import Hit
 from madeleine.sorted_ids import positions
-from madeleine.store.facts import FactStore, FactVectors
+from madeleine.store.ports import EventLog, FactRepository
+from madeleine.store.records import FactVectors
 
 _CACHED_USERS = 256
 
@@ -57,7 +63,7 @@ class FactIndex:
     moves (every change to the user's facts moves it, whichever process made it)."""
 
     def __init__(
-        self, facts: FactStore, settings: Settings, similarity_range: tuple[float, float]
+        self, facts: FactRepository, settings: Settings, similarity_range: tuple[float, float]
     ) -> None:
         self._facts = facts
         self._settings = settings
@@ -193,3 +199,98 @@ def _valid(rows: FactVectors, query: FactQuery) -> npt.NDArray[np.bool_]:
         allowed &= opens_before | (rows.valid_from <= end)
         allowed &= ends_never | (rows.valid_to >= start)
     return allowed
+
+
+class FactsChannel:
+    """The user's cards as hits: scored like turns (shared query vector, same weights), then
+    merged with the passage hits by score. The SQL half (rows, BM25) runs in ``start``, while
+    the query is embedded; only the facts that make the cut are read from the store."""
+
+    name = "facts"
+
+    def __init__(self, index: FactIndex, facts: FactRepository, log: EventLog) -> None:
+        self._index = index
+        self._facts = facts
+        self._log = log
+
+    def start(self, query: Query) -> None:
+        passage = _passage_channels(query)
+        query.prepared[self.name] = self._index.lexical(
+            query.request.user_id, query.analysis.terms, not passage or "bm25" in passage
+        )
+
+    def merge(self, query: Query, hits: list[Hit]) -> list[Hit]:
+        request = query.request
+        lexical: FactLexical = query.prepared.pop(self.name)
+        t0 = time.perf_counter()
+        passage = _passage_channels(query)
+        both = not passage  # "facts" alone: scored by meaning and by words
+        graph = query.graph
+        scored = self._index.search(
+            FactQuery(
+                user_id=request.user_id,
+                terms=query.analysis.terms,
+                vector=query.query_vector() if (both or "dense" in passage) else None,
+                lexical=both or "bm25" in passage,
+                fusion=request.stages.fusion,
+                as_of=request.as_of,
+                include_history=request.include_history,
+                time_range=request.time_range,
+                now=request.now,
+                decay=request.stages.decay,
+                limit=request.limit,
+                graph=None if graph is None else graph.facts,
+            ),
+            lexical,
+        )
+        cut = min(h.score for h in hits) if len(hits) >= request.limit else float("-inf")
+        scored = [found for found in scored if found.score > cut]
+        if not scored:
+            return hits
+        stored = self._facts.get_many([f.number for f in scored])
+        refs = self._log.event_refs(sorted({e for f in stored.values() for e in f.card.sources}))
+        elapsed = round((time.perf_counter() - t0) * 1000, 3)
+        fact_hits: list[Hit] = []
+        for found in scored:
+            fact = stored.get(found.number)
+            if fact is None:
+                continue  # deleted between scoring and hydration
+            card = fact.card
+            sources = [refs[e] for e in card.sources if e in refs]
+            explain: Explain = {
+                **found.explain,  # type: ignore[typeddict-item]
+                "fused": round(found.score, 6),
+                "fact": {
+                    "status": card.status,
+                    "category": card.category.value,
+                    "key": card.key,
+                    "subject": card.subject,
+                    "valid_from": None if card.valid_from is None else card.valid_from.isoformat(),
+                    "valid_to": None if card.valid_to is None else card.valid_to.isoformat(),
+                    "superseded_by": card.superseded_by,
+                    "confidence": card.confidence,
+                },
+                "ms": {"facts": elapsed},
+            }
+            path = None if graph is None else graph.fact_path(found.number)
+            if graph is not None and path is not None:
+                explain["graph"] = {"seeds": graph.seeds, "path": path}
+            fact_hits.append(
+                Hit(
+                    id=card.id,
+                    kind="fact",
+                    text=card.statement,
+                    score=found.score,
+                    timestamp=card.valid_from or card.recorded_at,
+                    source_ids=[source for source, _ in sources],
+                    session_id=sources[0][1] if sources else "",
+                    speaker=None,
+                    explain=explain,
+                )
+            )
+        merged = sorted([*hits, *fact_hits], key=lambda h: -h.score)
+        return merged[: request.limit]
+
+
+def _passage_channels(query: Query) -> tuple[str, ...]:
+    return tuple(c for c in query.request.channels if c in PASSAGE_CHANNELS)

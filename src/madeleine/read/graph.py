@@ -29,8 +29,8 @@ from madeleine.graph.entities import SPEAKER_TYPE, entity_key, ngram_keys, speak
 from madeleine.read.dense import UserRows
 from madeleine.read.lru import UserLRU
 from madeleine.sorted_ids import positions
-from madeleine.store.facts import FactStore
-from madeleine.store.graph import FactLinks, GraphRows, GraphStore
+from madeleine.store.ports import FactRepository, GraphRepository
+from madeleine.store.records import FactLinks, GraphRows
 
 _SESSION_EDGE = 0.5  # a turn's link to the next turn, against 1.0 for a mention
 _MAX_DEPTH = 3  # entity → passage → entity/passage → passage
@@ -119,10 +119,10 @@ class GraphRecall:
 class GraphIndex:
     def __init__(
         self,
-        graph: GraphStore,
+        graph: GraphRepository,
         settings: Settings,
         similarity_range: tuple[float, float],
-        facts: FactStore | None = None,
+        facts: FactRepository | None = None,
     ) -> None:
         self._graph = graph
         self._facts = facts

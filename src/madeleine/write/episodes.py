@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from madeleine.store.base import StoredEvent
+from madeleine.store.records import StoredEvent
 from madeleine.text.timeparse import from_epoch
 
 

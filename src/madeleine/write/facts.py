@@ -8,7 +8,6 @@ again, so every acknowledged message is turned into facts exactly once.
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,8 +20,8 @@ from madeleine.facts.cards import CardDraft
 from madeleine.facts.checks import Check
 from madeleine.facts.contradiction import ContradictionJudge, JudgeError, Pair, Verdict
 from madeleine.facts.extract import ExtractInput, Extractor
-from madeleine.store.base import StoredEvent
-from madeleine.store.facts import FactStore
+from madeleine.store.ports import EventLog, FactRepository
+from madeleine.store.records import StoredEvent, Transaction
 from madeleine.text.analyzer import Analyzer
 from madeleine.text.timeparse import from_epoch
 from madeleine.write.resolve import Decision, Resolver
@@ -52,7 +51,8 @@ class PreparedFacts:
 class FactPipeline:
     def __init__(
         self,
-        facts: FactStore,
+        log: EventLog,
+        facts: FactRepository,
         extractor: Extractor,
         embedder: Embedder,
         analyzer: Analyzer,
@@ -61,6 +61,7 @@ class FactPipeline:
         window_messages: int,
         judge: ContradictionJudge | None = None,
     ) -> None:
+        self._log = log
         self.facts = facts
         self.extractor = extractor
         self._embedder = embedder
@@ -131,15 +132,17 @@ class FactPipeline:
             if verdict is not None:
                 window.verdicts[owner][pair.old_fact_id] = verdict
 
-    def commit(self, conn: sqlite3.Connection, prepared: PreparedFacts, now: float) -> None:
+    def commit(self, tx: Transaction, prepared: PreparedFacts, now: float) -> None:
         users: set[str] = set()
         for window in prepared.windows:
             live = [
-                index for index, draft in enumerate(window.drafts) if _sources_exist(conn, draft)
+                index
+                for index, draft in enumerate(window.drafts)
+                if self._log.events_exist(tx, draft.sources)
             ]
             if window.judge_error is not None and self.judge is not None:
                 self.facts.log(
-                    conn,
+                    tx,
                     window.user_id,
                     "contradiction_check_fallback",
                     None,
@@ -149,7 +152,7 @@ class FactPipeline:
                 )
             if window.fallback_error is not None:
                 self.facts.log(
-                    conn,
+                    tx,
                     window.user_id,
                     "extractor_fallback",
                     None,
@@ -160,7 +163,7 @@ class FactPipeline:
             if not live:
                 continue
             decisions: list[Decision] = self._resolver.resolve(
-                conn,
+                tx,
                 window.user_id,
                 [window.drafts[i] for i in live],
                 window.vectors[live],
@@ -173,11 +176,11 @@ class FactPipeline:
             if decisions:
                 users.add(window.user_id)
         for user_id in users:
-            self.run_checks(conn, user_id, now)
+            self.run_checks(tx, user_id, now)
 
-    def run_checks(self, conn: sqlite3.Connection, user_id: str, now: float) -> None:
-        self.facts.clear_alerts_without(conn, user_id)
-        cards = [f.card for f in self.facts.current(conn, user_id)]
+    def run_checks(self, tx: Transaction, user_id: str, now: float) -> None:
+        self.facts.clear_alerts_without(tx, user_id)
+        cards = [f.card for f in self.facts.current(tx, user_id)]
         for check in self.checks:
             try:
                 alerts = check(cards)
@@ -186,7 +189,7 @@ class FactPipeline:
                 continue
             for alert in alerts:
                 if self.facts.upsert_alert(
-                    conn,
+                    tx,
                     user_id,
                     alert.rule,
                     alert.fingerprint,
@@ -196,7 +199,7 @@ class FactPipeline:
                     now,
                 ):
                     self.facts.log(
-                        conn,
+                        tx,
                         user_id,
                         "alert",
                         None,
@@ -240,11 +243,3 @@ def _with_defaults(draft: CardDraft, window: Sequence[StoredEvent]) -> CardDraft
 def _lexical_text(draft: CardDraft) -> str:
     values = " ".join(a.value for a in draft.attributes)
     return f"{draft.statement} {draft.subject if draft.subject != 'user' else ''} {values}"
-
-
-def _sources_exist(conn: sqlite3.Connection, draft: CardDraft) -> bool:
-    """A message deleted while its facts were being drawn must not come back as a fact."""
-    return any(
-        conn.execute("SELECT 1 FROM events WHERE id = ?", (event_id,)).fetchone()
-        for event_id in draft.sources
-    )

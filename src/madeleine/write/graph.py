@@ -4,7 +4,6 @@ write the mentions in the transaction that commits the episodes."""
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,8 +21,8 @@ from madeleine.graph.entities import (
 )
 from madeleine.graph.llm_entities import LLMEntityExtractor
 from madeleine.llm.client import LLMError
-from madeleine.store.base import EpisodeRow
-from madeleine.store.graph import GraphStore, NewMention
+from madeleine.store.ports import GraphRepository
+from madeleine.store.records import EpisodeRow, NewMention, Transaction
 
 log = logging.getLogger(__name__)
 _ROLE_LABELS = frozenset({"user", "assistant", "system", "tool", "event"})
@@ -41,7 +40,7 @@ class PreparedGraph:
 class GraphPipeline:
     def __init__(
         self,
-        graph: GraphStore,
+        graph: GraphRepository,
         extractor: EntityExtractor,
         embedder: Embedder,
         llm_entities: LLMEntityExtractor | None = None,
@@ -104,10 +103,10 @@ class GraphPipeline:
             )
             return [[] for _ in texts]
 
-    def commit(self, conn: sqlite3.Connection, prepared: PreparedGraph) -> None:
+    def commit(self, tx: Transaction, prepared: PreparedGraph) -> None:
         for user_id, found in prepared.mentions.items():
-            episodes = self.graph.episode_ids_of_events(conn, [event for event, _ in found])
-            known = self.graph.known_in(conn, user_id, _keys(found))
+            episodes = self.graph.episode_ids_of_events(tx, [event for event, _ in found])
+            known = self.graph.known_in(tx, user_id, _keys(found))
             resolved = prepared.resolved.get(user_id, {})
             # an entity is named by a surface of its own, not by an alias ("Bob")
             names = {
@@ -126,7 +125,7 @@ class GraphPipeline:
                         alias = (mention.key, mention.surface)
                     name = names.get(key, mention.surface)
                     writes.append(NewMention(episode_id, key, name, mention.type, alias))
-            self.graph.write(conn, user_id, writes, prepared.vectors.get(user_id, {}))
+            self.graph.write(tx, user_id, writes, prepared.vectors.get(user_id, {}))
 
 
 def _speaker_mention(row: EpisodeRow) -> Mention | None:

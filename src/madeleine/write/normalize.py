@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from madeleine.store.base import NewEvent
+from madeleine.store.records import NewEvent
 from madeleine.text.timeparse import parse_timestamp, to_epoch
 
 _KNOWN_KEYS = frozenset({"role", "content", "name", "id", "timestamp", "metadata"})

@@ -12,7 +12,6 @@ is settled by the configured strategy and nothing is overwritten: the loser is s
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,7 +20,8 @@ import numpy.typing as npt
 
 from madeleine.facts.cards import CardDraft
 from madeleine.facts.contradiction import Verdict
-from madeleine.store.facts import FactStore, StoredFact
+from madeleine.store.ports import FactRepository
+from madeleine.store.records import StoredFact, Transaction
 from madeleine.text.timeparse import to_epoch
 
 _JUDGED_PER_CARD = 3  # stored facts per new card that the judge sees, most similar first
@@ -37,7 +37,7 @@ class Decision:
 class Resolver:
     def __init__(
         self,
-        facts: FactStore,
+        facts: FactRepository,
         *,
         duplicate_threshold: float,
         conflict_threshold: float,
@@ -54,7 +54,7 @@ class Resolver:
 
     def resolve(
         self,
-        conn: sqlite3.Connection,
+        tx: Transaction,
         user_id: str,
         drafts: Sequence[CardDraft],
         vectors: npt.NDArray[np.float32],
@@ -66,13 +66,13 @@ class Resolver:
     ) -> list[Decision]:
         """``verdicts[i]``: the judge's answers for draft i, by stored fact id."""
         decisions: list[Decision] = []
-        current = {f.number: f for f in self._facts.current(conn, user_id)}
+        current = {f.number: f for f in self._facts.current(tx, user_id)}
         for index, (draft, vector, text_terms) in enumerate(
             zip(drafts, vectors, terms, strict=True)
         ):
             judged = verdicts[index] if verdicts is not None else {}
             decision = self._one(
-                conn,
+                tx,
                 user_id,
                 draft,
                 vector,
@@ -89,7 +89,7 @@ class Resolver:
                 if touched is None:
                     continue
                 current.pop(touched, None)
-                fact = self._facts.fetch(conn, touched)
+                fact = self._facts.fetch(tx, touched)
                 if fact is not None and fact.card.status != "superseded":
                     current[touched] = fact
         return decisions
@@ -116,7 +116,7 @@ class Resolver:
 
     def _one(
         self,
-        conn: sqlite3.Connection,
+        tx: Transaction,
         user_id: str,
         draft: CardDraft,
         vector: npt.NDArray[np.float32],
@@ -133,23 +133,23 @@ class Resolver:
             similarity = self._similarity(fact, vector)
             same_slot = fact.card.key == draft.key
             if _same_values(fact.card, draft) and (same_slot or similarity >= self._duplicate):
-                return self._duplicate_of(conn, user_id, fact, draft, similarity, now)
+                return self._duplicate_of(tx, user_id, fact, draft, similarity, now)
         for fact in same_subject:
             similarity = self._similarity(fact, vector)
             if fact.card.key == draft.key:
                 if draft.multi_valued:
                     continue
                 return self._conflict_with(
-                    conn, user_id, fact, draft, vector, terms, extractor, now, "same slot"
+                    tx, user_id, fact, draft, vector, terms, extractor, now, "same slot"
                 )
             verdict = judged.get(fact.number)
             if verdict is not None:
                 if verdict.relation == "duplicate":
-                    return self._duplicate_of(conn, user_id, fact, draft, similarity, now)
+                    return self._duplicate_of(tx, user_id, fact, draft, similarity, now)
                 if verdict.relation == "contradicts":
                     reason = f"{judge}: {verdict.reason}"
                     return self._conflict_with(
-                        conn, user_id, fact, draft, vector, terms, extractor, now, reason
+                        tx, user_id, fact, draft, vector, terms, extractor, now, reason
                     )
                 continue  # compatible: the judge overrules the attribute rule
             if (
@@ -160,10 +160,10 @@ class Resolver:
             ):
                 reason = f"same category, attribute {_clashing_attribute(fact.card, draft)!r}"
                 return self._conflict_with(
-                    conn, user_id, fact, draft, vector, terms, extractor, now, reason
+                    tx, user_id, fact, draft, vector, terms, extractor, now, reason
                 )
         fact_id = self._facts.insert(
-            conn, user_id, draft, vector, terms, status="current", extractor=extractor, now=now
+            tx, user_id, draft, vector, terms, status="current", extractor=extractor, now=now
         )
         detail = _detail(draft, extractor)
         if judged:
@@ -171,12 +171,12 @@ class Resolver:
                 {"fact_id": number, "relation": v.relation, "reason": v.reason, "by": judge}
                 for number, v in judged.items()
             ]
-        self._facts.log(conn, user_id, "added", fact_id, None, detail, now)
+        self._facts.log(tx, user_id, "added", fact_id, None, detail, now)
         return Decision("added", fact_id, None)
 
     def _duplicate_of(
         self,
-        conn: sqlite3.Connection,
+        tx: Transaction,
         user_id: str,
         fact: StoredFact,
         draft: CardDraft,
@@ -185,9 +185,9 @@ class Resolver:
     ) -> Decision:
         confidence = 1.0 - (1.0 - fact.card.confidence) * (1.0 - draft.confidence)
         confidence = min(0.99, max(confidence, fact.card.confidence))
-        self._facts.reinforce(conn, fact.number, confidence, draft.sources)
+        self._facts.reinforce(tx, fact.number, confidence, draft.sources)
         self._facts.log(
-            conn,
+            tx,
             user_id,
             "duplicate",
             fact.number,
@@ -203,7 +203,7 @@ class Resolver:
 
     def _conflict_with(
         self,
-        conn: sqlite3.Connection,
+        tx: Transaction,
         user_id: str,
         old: StoredFact,
         draft: CardDraft,
@@ -216,10 +216,10 @@ class Resolver:
         detail = {**_detail(draft, extractor), "reason": reason, "strategy": self._strategy}
         if self._strategy == "flag":
             new_id = self._facts.insert(
-                conn, user_id, draft, vector, terms, status="flagged", extractor=extractor, now=now
+                tx, user_id, draft, vector, terms, status="flagged", extractor=extractor, now=now
             )
-            self._facts.set_status(conn, old.number, "flagged")
-            self._facts.log(conn, user_id, "flagged", new_id, old.number, detail, now)
+            self._facts.set_status(tx, old.number, "flagged")
+            self._facts.log(tx, user_id, "flagged", new_id, old.number, detail, now)
             return Decision("flagged", new_id, old.number)
         if self._strategy == "confidence":
             new_wins = draft.confidence >= old.card.confidence
@@ -237,22 +237,17 @@ class Resolver:
                 detail["carried_over"] = [a.name for a in carried]
         if new_wins:
             new_id = self._facts.insert(
-                conn, user_id, draft, vector, terms, status="current", extractor=extractor, now=now
+                tx, user_id, draft, vector, terms, status="current", extractor=extractor, now=now
             )
-            self._facts.supersede(conn, old.number, new_id, now, _event_time(draft))
-            self._facts.log(conn, user_id, "superseded", new_id, old.number, detail, now)
+            self._facts.supersede(tx, old.number, new_id, now, _event_time(draft))
+            self._facts.log(tx, user_id, "superseded", new_id, old.number, detail, now)
             return Decision("superseded", new_id, old.number)
         capped = draft.model_copy(update={"valid_to": draft.valid_to or old.card.valid_from})
         new_id = self._facts.insert(
-            conn, user_id, capped, vector, terms, status="superseded", extractor=extractor, now=now
+            tx, user_id, capped, vector, terms, status="superseded", extractor=extractor, now=now
         )
-        conn.execute(
-            "UPDATE facts SET superseded_by = ?, superseded_at = ? WHERE id = ?",
-            (old.number, now, new_id),
-        )
-        if old.card.supersedes is None:
-            conn.execute("UPDATE facts SET supersedes = ? WHERE id = ?", (new_id, old.number))
-        self._facts.log(conn, user_id, "superseded_by_existing", new_id, old.number, detail, now)
+        self._facts.mark_superseded_by(tx, new_id, old, now)
+        self._facts.log(tx, user_id, "superseded_by_existing", new_id, old.number, detail, now)
         return Decision("superseded_by_existing", new_id, old.number)
 
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Callable
+from typing import Protocol
 
 from madeleine.embed.base import Embedder
-from madeleine.store.base import EpisodeRow, IndexJob, StoredEvent
-from madeleine.store.sqlite import SQLiteStore
+from madeleine.store.ports import EventLog, Outbox
+from madeleine.store.records import EpisodeRow, IndexJob, StoredEvent, Transaction
 from madeleine.text.analyzer import Analyzer
 from madeleine.write.episodes import EpisodeText, episode_text
 from madeleine.write.facts import FactPipeline
@@ -21,12 +21,16 @@ from madeleine.write.graph import GraphPipeline
 log = logging.getLogger(__name__)
 
 
+class IndexerStore(EventLog, Outbox, Protocol):
+    """What indexing needs from storage: the log to read and the outbox to drain."""
+
+
 class Indexer:
     """One batch at a time; safe to run in several threads or processes against one store."""
 
     def __init__(
         self,
-        store: SQLiteStore,
+        store: IndexerStore,
         embedder: Embedder,
         analyzer: Analyzer,
         *,
@@ -76,11 +80,11 @@ class Indexer:
                 mark = time.perf_counter()
             now = time.time()
 
-            def derived(conn: sqlite3.Connection) -> None:
+            def derived(tx: Transaction) -> None:
                 if graph is not None and graph_prepared is not None:
-                    graph.commit(conn, graph_prepared)
+                    graph.commit(tx, graph_prepared)
                 if facts is not None and facts_prepared is not None:
-                    facts.commit(conn, facts_prepared, now)
+                    facts.commit(tx, facts_prepared, now)
 
             self.store.commit_episodes(self.worker_id, done, derived)
             self.seconds["commit"] += time.perf_counter() - mark

@@ -1,7 +1,7 @@
 """Facts, their sources, the routing log and alerts, in the same SQLite file as the log.
 
 Cards are stored whole as JSON next to the columns that queries filter on. Writes take the
-caller's connection so that a batch of episodes and the facts drawn from it commit together.
+caller's transaction so that a batch of episodes and the facts drawn from it commit together.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +16,9 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.facts.cards import Card, CardDraft
-from madeleine.store.sqlite import SQLiteStore, scope_token, scoped_any_match
+from madeleine.store.records import FactVectors, StoredFact, Transaction, fact_number
+from madeleine.store.sqlite.connection import Connections, conn_of
+from madeleine.store.sqlite.lexical import scope_token, scoped_any_match
 from madeleine.text.timeparse import from_epoch, to_epoch
 
 _COLUMNS = (
@@ -26,62 +27,27 @@ _COLUMNS = (
 )
 
 
-@dataclass(slots=True)
-class StoredFact:
-    card: Card
-    vector: npt.NDArray[np.float32]
+class SQLiteFacts:
+    """Erasure is called by the store's delete cascade, inside its transaction."""
 
-    @property
-    def number(self) -> int:
-        return fact_number(self.card.id)
-
-
-@dataclass(frozen=True, slots=True)
-class FactVectors:
-    """One user's fact versions as parallel arrays (ascending id); NaN marks an open bound.
-    ``exempt``: stable or pinned facts, which time decay leaves alone."""
-
-    ids: npt.NDArray[np.int64]
-    superseded: npt.NDArray[np.bool_]
-    valid_from: npt.NDArray[np.float64]
-    valid_to: npt.NDArray[np.float64]
-    recorded_at: npt.NDArray[np.float64]
-    exempt: npt.NDArray[np.bool_]
-    matrix: npt.NDArray[np.float32]
-
-
-def fact_number(fact_id: str) -> int:
-    if not fact_id.startswith("fact_") or not fact_id[5:].isdigit():
-        raise ValueError(f"a fact id looks like 'fact_12', got {fact_id!r}")
-    return int(fact_id[5:])
-
-
-class FactStore:
-    def __init__(self, store: SQLiteStore) -> None:
-        self._store = store
-        store.on_delete_events.append(self.forget_events)
-        store.on_forget_user.append(self._forget_user_hook)
+    def __init__(self, db: Connections) -> None:
+        self._db = db
 
     # -- writing (inside the caller's transaction) --------------------------------------------
 
-    def current(self, conn: sqlite3.Connection, user_id: str) -> list[StoredFact]:
-        rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM facts WHERE user_id = ? AND status != 'superseded'",
-            (user_id,),
-        ).fetchall()
-        return [_fact(r) for r in rows]
+    def current(self, tx: Transaction, user_id: str) -> list[StoredFact]:
+        return _current(conn_of(tx), user_id)
 
     def read_current(self, user_id: str) -> list[StoredFact]:
         """``current`` outside any write transaction (for work done before the lock)."""
-        return self.current(self._store.connection(), user_id)
+        return _current(self._db.get(), user_id)
 
-    def fetch(self, conn: sqlite3.Connection, fact_id: int) -> StoredFact | None:
-        row = conn.execute(f"SELECT {_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
-        return None if row is None else _fact(row)
+    def fetch(self, tx: Transaction, fact_id: int) -> StoredFact | None:
+        return _fetch(conn_of(tx), fact_id)
 
     def insert(
         self,
-        conn: sqlite3.Connection,
+        tx: Transaction,
         user_id: str,
         draft: CardDraft,
         vector: npt.NDArray[np.float32],
@@ -91,6 +57,7 @@ class FactStore:
         extractor: str,
         now: float,
     ) -> int:
+        conn = conn_of(tx)
         cursor = conn.execute(
             "INSERT INTO facts(user_id, subject, key, category, statement, card, status, "
             "valid_from, valid_to, recorded_at, confidence, importance, extractor, vector) "
@@ -124,9 +91,10 @@ class FactStore:
         return fact_id
 
     def supersede(
-        self, conn: sqlite3.Connection, old_id: int, new_id: int, now: float, valid_to: float | None
+        self, tx: Transaction, old_id: int, new_id: int, now: float, valid_to: float | None
     ) -> None:
         """``new`` replaces ``old``: old keeps its card, gains an end and a successor."""
+        conn = conn_of(tx)
         conn.execute(
             "UPDATE facts SET status = 'superseded', superseded_at = ?, superseded_by = ?, "
             "valid_to = COALESCE(valid_to, ?) WHERE id = ?",
@@ -135,21 +103,34 @@ class FactStore:
         conn.execute("UPDATE facts SET supersedes = ? WHERE id = ?", (old_id, new_id))
 
     def reinforce(
-        self, conn: sqlite3.Connection, fact_id: int, confidence: float, sources: Sequence[int]
+        self, tx: Transaction, fact_id: int, confidence: float, sources: Sequence[int]
     ) -> None:
         """A duplicate: more confidence, more sources, no new card."""
+        conn = conn_of(tx)
         conn.execute("UPDATE facts SET confidence = ? WHERE id = ?", (confidence, fact_id))
         conn.executemany(
             "INSERT OR IGNORE INTO fact_sources(fact_id, event_id) VALUES (?, ?)",
             [(fact_id, event_id) for event_id in sources],
         )
 
-    def set_status(self, conn: sqlite3.Connection, fact_id: int, status: str) -> None:
+    def mark_superseded_by(self, tx: Transaction, new_id: int, old: StoredFact, now: float) -> None:
+        """A late-arriving older statement: ``new_id`` is history from the start, superseded
+        by the ``old`` current fact (which becomes its successor in the chain)."""
+        conn = conn_of(tx)
+        conn.execute(
+            "UPDATE facts SET superseded_by = ?, superseded_at = ? WHERE id = ?",
+            (old.number, now, new_id),
+        )
+        if old.card.supersedes is None:
+            conn.execute("UPDATE facts SET supersedes = ? WHERE id = ?", (new_id, old.number))
+
+    def set_status(self, tx: Transaction, fact_id: int, status: str) -> None:
+        conn = conn_of(tx)
         conn.execute("UPDATE facts SET status = ? WHERE id = ?", (status, fact_id))
 
     def log(
         self,
-        conn: sqlite3.Connection,
+        tx: Transaction,
         user_id: str,
         decision: str,
         fact_id: int | None,
@@ -157,6 +138,7 @@ class FactStore:
         detail: dict[str, Any],
         now: float,
     ) -> None:
+        conn = conn_of(tx)
         conn.execute(
             "INSERT INTO routing_log(user_id, at, decision, fact_id, other_id, detail) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -165,7 +147,7 @@ class FactStore:
 
     def upsert_alert(
         self,
-        conn: sqlite3.Connection,
+        tx: Transaction,
         user_id: str,
         rule: str,
         fingerprint: str,
@@ -174,6 +156,7 @@ class FactStore:
         fact_ids: Sequence[str],
         now: float,
     ) -> bool:
+        conn = conn_of(tx)
         cursor = conn.execute(
             "INSERT OR IGNORE INTO alerts(user_id, rule, fingerprint, severity, message, "
             "fact_ids, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -181,8 +164,9 @@ class FactStore:
         )
         return cursor.rowcount > 0
 
-    def clear_alerts_without(self, conn: sqlite3.Connection, user_id: str) -> None:
+    def clear_alerts_without(self, tx: Transaction, user_id: str) -> None:
         """Alerts whose facts are no longer all current are stale."""
+        conn = conn_of(tx)
         for alert_id, fact_ids in conn.execute(
             "SELECT id, fact_ids FROM alerts WHERE user_id = ?", (user_id,)
         ).fetchall():
@@ -225,12 +209,12 @@ class FactStore:
         else:
             sql += " ORDER BY pinned DESC, importance DESC, id DESC LIMIT ?"
             params.append(most_important)
-        return [_fact(r) for r in self._store.connection().execute(sql, params).fetchall()]
+        return [_fact(r) for r in self._db.get().execute(sql, params).fetchall()]
 
     def generation(self, user_id: str) -> int:
         """The user's fact stamp: it moves on every change to the user's facts."""
         row = (
-            self._store.connection()
+            self._db.get()
             .execute("SELECT gen FROM fact_state WHERE user_id = ?", (user_id,))
             .fetchone()
         )
@@ -239,7 +223,7 @@ class FactStore:
     def search_rows(self, user_id: str) -> FactVectors:
         """Every version of the user's facts, as arrays for scoring (cards stay in the store)."""
         rows = (
-            self._store.connection()
+            self._db.get()
             .execute(
                 "SELECT id, status, valid_from, valid_to, recorded_at, pinned, "
                 "json_extract(card, '$.stability'), vector FROM facts "
@@ -275,14 +259,14 @@ class FactStore:
             return {}
         marks = ",".join("?" * len(ids))
         rows = (
-            self._store.connection()
+            self._db.get()
             .execute(f"SELECT {_COLUMNS} FROM facts WHERE id IN ({marks})", list(ids))
             .fetchall()
         )
         return {int(r[0]): _fact(r) for r in rows}
 
     def get(self, fact_id: int) -> StoredFact | None:
-        return self.fetch(self._store.connection(), fact_id)
+        return _fetch(self._db.get(), fact_id)
 
     def chain(self, fact_id: int) -> list[StoredFact]:
         """The whole version chain a fact belongs to, oldest first."""
@@ -311,7 +295,7 @@ class FactStore:
         if match is None:
             return []
         rows = (
-            self._store.connection()
+            self._db.get()
             .execute(
                 "SELECT rowid, bm25(facts_fts, 0.0, 1.0) AS rank FROM facts_fts "
                 "WHERE facts_fts MATCH ? ORDER BY rank LIMIT ?",
@@ -323,7 +307,7 @@ class FactStore:
 
     def routing_log(self, user_id: str, limit: int = 100) -> list[dict[str, Any]]:
         rows = (
-            self._store.connection()
+            self._db.get()
             .execute(
                 "SELECT id, at, decision, fact_id, other_id, detail FROM routing_log "
                 "WHERE user_id = ? ORDER BY id DESC LIMIT ?",
@@ -345,7 +329,7 @@ class FactStore:
 
     def alerts(self, user_id: str) -> list[dict[str, Any]]:
         rows = (
-            self._store.connection()
+            self._db.get()
             .execute(
                 "SELECT rule, severity, message, fact_ids, created_at FROM alerts "
                 "WHERE user_id = ? ORDER BY id",
@@ -366,10 +350,8 @@ class FactStore:
 
     # -- erasure --------------------------------------------------------------------------------
 
-    def _forget_user_hook(self, conn: sqlite3.Connection, user_id: str) -> None:
-        self.forget_user(conn, user_id)
-
-    def forget_user(self, conn: sqlite3.Connection, user_id: str) -> int:
+    def forget_user(self, tx: Transaction, user_id: str) -> int:
+        conn = conn_of(tx)
         ids = [r[0] for r in conn.execute("SELECT id FROM facts WHERE user_id = ?", (user_id,))]
         self._delete(conn, ids)
         conn.execute("DELETE FROM fact_state WHERE user_id = ?", (user_id,))
@@ -377,11 +359,9 @@ class FactStore:
         conn.execute("DELETE FROM alerts WHERE user_id = ?", (user_id,))
         return len(ids)
 
-    def forget_events(self, conn: sqlite3.Connection, event_ids: list[int]) -> None:
-        self.forget_event_sources(conn, event_ids)
-
-    def forget_event_sources(self, conn: sqlite3.Connection, event_ids: Sequence[int]) -> int:
+    def forget_event_sources(self, tx: Transaction, event_ids: Sequence[int]) -> int:
         """Facts whose every source is deleted go too; others lose that source."""
+        conn = conn_of(tx)
         if not event_ids:
             return 0
         marks = ",".join("?" * len(event_ids))
@@ -403,7 +383,8 @@ class FactStore:
         self._delete(conn, orphaned)
         return len(orphaned)
 
-    def _delete(self, conn: sqlite3.Connection, ids: Sequence[int]) -> None:
+    @staticmethod
+    def _delete(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
         for fact_id in ids:
             conn.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
             conn.execute("DELETE FROM fact_sources WHERE fact_id = ?", (fact_id,))
@@ -414,6 +395,19 @@ class FactStore:
                 "WHERE superseded_by = ?",
                 (fact_id,),
             )
+
+
+def _current(conn: sqlite3.Connection, user_id: str) -> list[StoredFact]:
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM facts WHERE user_id = ? AND status != 'superseded'",
+        (user_id,),
+    ).fetchall()
+    return [_fact(r) for r in rows]
+
+
+def _fetch(conn: sqlite3.Connection, fact_id: int) -> StoredFact | None:
+    row = conn.execute(f"SELECT {_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
+    return None if row is None else _fact(row)
 
 
 def _epoch(moment: datetime | None) -> float | None:

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
-from madeleine.store.sqlite import SQLiteStore
+from madeleine.store.records import Transaction
+from madeleine.store.sqlite.connection import Connections, conn_of
 
 
-class ImportLog:
-    def __init__(self, store: SQLiteStore) -> None:
-        self._store = store
-        store.on_forget_user.append(self.forget_user)
+class SQLiteImportLog:
+    def __init__(self, db: Connections) -> None:
+        self._db = db
 
     def get(self, user_id: str, source: str, unit: str) -> tuple[str, dict[str, str]] | None:
         """(stamp, passage id -> digest) of the last import of this unit, if any."""
         row = (
-            self._store.connection()
+            self._db.get()
             .execute(
                 "SELECT stamp, passages FROM imports WHERE user_id = ? AND source = ? AND unit = ?",
                 (user_id, source, unit),
@@ -28,7 +27,7 @@ class ImportLog:
     def put(
         self, user_id: str, source: str, unit: str, stamp: str, digests: dict[str, str]
     ) -> None:
-        with self._store.transaction() as conn:
+        with self._db.write() as conn:
             conn.execute(
                 "INSERT INTO imports(user_id, source, unit, stamp, passages) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT(user_id, source, unit) "
@@ -36,5 +35,6 @@ class ImportLog:
                 (user_id, source, unit, stamp, json.dumps(digests)),
             )
 
-    def forget_user(self, conn: sqlite3.Connection, user_id: str) -> None:
+    def forget_user(self, tx: Transaction, user_id: str) -> None:
+        conn = conn_of(tx)
         conn.execute("DELETE FROM imports WHERE user_id = ?", (user_id,))

@@ -1,6 +1,6 @@
 """Graph memory rows: entities, aliases and mention edges, in the same SQLite file.
 
-Writes take the caller's connection, so the mentions of a batch commit with its episodes.
+Writes take the caller's transaction, so the mentions of a batch commit with its episodes.
 Deletes need no code here: triggers drop an episode's mentions, then entities left without a
 mention, then their aliases. ``forget_user`` removes a user's graph explicitly.
 """
@@ -9,65 +9,24 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from madeleine.sorted_ids import positions
-from madeleine.store.sqlite import SQLiteStore
+from madeleine.store.records import FactLinks, GraphRows, NewMention, Transaction
+from madeleine.store.sqlite.connection import Connections, conn_of
 
 _CHUNK = 500  # keys per IN (...) query
 
 
-@dataclass(frozen=True, slots=True)
-class NewMention:
-    """A mention to write: ``key`` is the entity's key (an alias already resolved to it)."""
-
-    episode_id: int
-    key: str
-    name: str
-    type: str
-    alias: tuple[str, str] | None = None  # (alias key, surface) that names this entity
-
-
-@dataclass(frozen=True, slots=True)
-class GraphRows:
-    """One user's entities and mention edges as arrays; entity vectors are float16."""
-
-    entity_ids: npt.NDArray[np.int64]
-    names: list[str]
-    types: list[str]
-    keys: dict[str, int]  # entity key or alias key -> entity position
-    vectors: npt.NDArray[np.float16]
-    mention_entity: npt.NDArray[np.int64]  # entity position per edge
-    mention_episode: npt.NDArray[np.int64]  # episode id per edge
-
-
-@dataclass(frozen=True, slots=True)
-class FactLinks:
-    """A user's current facts as graph nodes: ids, statements, and the episodes each fact
-    was drawn from (``source_fact`` is a position in ``ids``)."""
-
-    ids: npt.NDArray[np.int64]
-    statements: list[str]
-    source_fact: npt.NDArray[np.int64]
-    source_episode: npt.NDArray[np.int64]
-
-    @staticmethod
-    def empty() -> FactLinks:
-        none = np.zeros(0, dtype=np.int64)
-        return FactLinks(none, [], none, none)
-
-
-class GraphStore:
-    def __init__(self, store: SQLiteStore) -> None:
-        self._store = store
-        store.on_forget_user.append(self.forget_user)
+class SQLiteGraph:
+    def __init__(self, db: Connections) -> None:
+        self._db = db
 
     def known(self, user_id: str) -> dict[str, str]:
         """The user's dictionary: entity and alias keys -> the entity's key."""
-        conn = self._store.connection()
+        conn = self._db.get()
         found = {
             str(r[0]): str(r[0])
             for r in conn.execute("SELECT key FROM entities WHERE user_id = ?", (user_id,))
@@ -80,11 +39,10 @@ class GraphStore:
             found.setdefault(str(alias_key), str(entity_key))
         return found
 
-    def known_in(
-        self, conn: sqlite3.Connection, user_id: str, keys: Iterable[str]
-    ) -> dict[str, str]:
+    def known_in(self, tx: Transaction, user_id: str, keys: Iterable[str]) -> dict[str, str]:
         """Of ``keys``, those in the user's dictionary (inside the write transaction, so that
         entities another worker just created are reused): key -> the entity's key."""
+        conn = conn_of(tx)
         wanted = list(keys)
         found: dict[str, str] = {}
         for start in range(0, len(wanted), _CHUNK):
@@ -106,12 +64,13 @@ class GraphStore:
 
     def write(
         self,
-        conn: sqlite3.Connection,
+        tx: Transaction,
         user_id: str,
         mentions: Iterable[NewMention],
         vectors: dict[str, npt.NDArray[np.float32]],
     ) -> int:
         """Entities are created on first mention (with their name's vector); returns edges."""
+        conn = conn_of(tx)
         ids: dict[str, int] = {}
         edges: list[tuple[int, int]] = []
         for mention in mentions:
@@ -162,7 +121,7 @@ class GraphStore:
         """The user's graph; with ``known_ids`` only what is newer: entities after the last
         known one and mentions of episodes after ``episode_after``. Positions (``keys``,
         ``mention_entity``) then count the known entities first."""
-        conn = self._store.connection()
+        conn = self._db.get()
         known = np.zeros(0, dtype=np.int64) if known_ids is None else known_ids
         after = int(known[-1]) if known.size else 0
         entities = conn.execute(
@@ -208,7 +167,7 @@ class GraphStore:
 
     def fact_links(self, user_id: str) -> FactLinks:
         """Current facts (not superseded) with the episodes of the turns they came from."""
-        conn = self._store.connection()
+        conn = self._db.get()
         facts = conn.execute(
             "SELECT id, statement FROM facts WHERE user_id = ? AND status != 'superseded' "
             "ORDER BY id",
@@ -230,9 +189,8 @@ class GraphStore:
         known = fact_at >= 0  # a fact written between the two reads waits
         return FactLinks(ids, [str(r[1]) for r in facts], fact_at[known], episodes[known])
 
-    def episode_ids_of_events(
-        self, conn: sqlite3.Connection, event_ids: Sequence[int]
-    ) -> dict[int, int]:
+    def episode_ids_of_events(self, tx: Transaction, event_ids: Sequence[int]) -> dict[int, int]:
+        conn = conn_of(tx)
         found: dict[int, int] = {}
         for start in range(0, len(event_ids), _CHUNK):
             chunk = list(event_ids[start : start + _CHUNK])
@@ -244,13 +202,14 @@ class GraphStore:
         return found
 
     def counts(self) -> dict[str, int]:
-        conn = self._store.connection()
+        conn = self._db.get()
         return {
             "entities": int(conn.execute("SELECT count(*) FROM entities").fetchone()[0]),
             "mentions": int(conn.execute("SELECT count(*) FROM mentions").fetchone()[0]),
         }
 
-    def forget_user(self, conn: sqlite3.Connection, user_id: str) -> None:
+    def forget_user(self, tx: Transaction, user_id: str) -> None:
+        conn = conn_of(tx)
         conn.execute(
             "DELETE FROM mentions WHERE entity_id IN (SELECT id FROM entities WHERE user_id = ?)",
             (user_id,),

@@ -1,0 +1,214 @@
+"""Wiring: one place that builds the store, the models, the read and write paths from
+settings, so ``Memory`` (and later the servers) only call into what it built."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from madeleine.config import Settings
+from madeleine.embed.base import Embedder
+from madeleine.embed.factory import load_embedder
+from madeleine.facts.checks import BUILT_IN_CHECKS, Check
+from madeleine.facts.factory import build_extractor, build_judge, build_llm
+from madeleine.graph.entities import EntityExtractor
+from madeleine.graph.llm_entities import LLMEntityExtractor
+from madeleine.llm.client import LLM
+from madeleine.read.context import ContextBuilder
+from madeleine.read.dense import DenseIndex
+from madeleine.read.restore import Restorer
+from madeleine.read.search import Searcher
+from madeleine.store import open_store
+from madeleine.store.ports import Store
+from madeleine.text.analyzer import Analyzer, MultilingualAnalyzer
+from madeleine.text.pii import policy_from
+from madeleine.text.tokens import TokenCounter, estimate_tokens
+from madeleine.write.facts import FactPipeline
+from madeleine.write.graph import GraphPipeline
+from madeleine.write.intake import Intake
+from madeleine.write.resolve import Resolver
+from madeleine.write.worker import BackgroundWorker, Indexer
+
+log = logging.getLogger(__name__)
+
+_MEMORY_ID = re.compile(r"^(ep|ev|fact)_(\d+)$")
+
+
+@dataclass(slots=True)
+class Engine:
+    """Everything one open store needs, built once."""
+
+    settings: Settings
+    store: Store
+    embedder: Embedder
+    analyzer: Analyzer
+    intake: Intake
+    indexer: Indexer
+    worker: BackgroundWorker | None
+    searcher: Searcher
+    contexts: ContextBuilder
+    restorer: Restorer
+    llm: LLM | None
+
+    def delete(self, memory_id: str, user_id: str | None) -> bool:
+        """A hit's ``ep_…``, a fact's ``fact_…`` (its source messages) or a message's
+        ``ev_…``: the store's cascade removes everything derived from them."""
+        match = _MEMORY_ID.match(memory_id)
+        if match is None:
+            raise ValueError(
+                f"memory_id must look like 'ep_123', 'fact_12' or 'ev_123', got {memory_id!r}"
+            )
+        kind, number = match.group(1), int(match.group(2))
+        if kind == "fact":
+            fact = self.store.facts.get(number)
+            if fact is None or (user_id is not None and fact.card.user_id != user_id):
+                return False
+            events = list(fact.card.sources)
+            user_id = fact.card.user_id
+        else:
+            event_id = self.store.episode_focus(number) if kind == "ep" else number
+            if event_id is None:
+                return False
+            events = [event_id]
+        deleted = False
+        for event_id in events:
+            deleted = self.store.delete_event(event_id, user_id=user_id) or deleted
+        if deleted:
+            self.intake.changed()  # the turn that quoted it is re-indexed
+        return deleted
+
+    def forget_user(self, user_id: str) -> dict[str, int]:
+        counts = self.store.forget_user(user_id)
+        self.searcher.forget(user_id)
+        return counts
+
+    def wait(self, timeout: float | None) -> bool:
+        if self.worker is not None:
+            return self.worker.wait_idle(timeout)
+        self.indexer.drain()
+        return self.store.pending_jobs() == 0
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+        self.searcher.close()
+        closer = getattr(self.llm, "close", None)
+        if closer is not None:
+            closer()  # the HTTP client's connection pool
+        self.store.close()
+
+
+def build_engine(
+    path: Path,
+    settings: Settings,
+    *,
+    embedder: Embedder | str | None = None,
+    token_counter: TokenCounter | None = None,
+    checks: Sequence[Check] | None = None,
+    rebuild: bool = False,
+) -> Engine:
+    store = open_store(
+        path,
+        vault_key=settings.vault_key,
+        busy_timeout_ms=settings.busy_timeout_ms,
+        ann_threshold=settings.ann_threshold,
+    )
+    try:
+        model = (
+            embedder
+            if embedder is not None and not isinstance(embedder, str)
+            else load_embedder(embedder or settings.embedder)
+        )
+        analyzer: Analyzer = MultilingualAnalyzer()
+        _prepare_indexes(store, model, analyzer, rebuild)
+    except Exception:
+        store.close()
+        raise
+    llm = build_llm(settings)
+    resolver = Resolver(
+        store.facts,
+        duplicate_threshold=settings.fact_duplicate_threshold,
+        conflict_threshold=settings.fact_conflict_threshold,
+        strategy=settings.conflict_strategy,
+        similarity_range=model.similarity_range,
+    )
+    facts = FactPipeline(
+        store,
+        store.facts,
+        build_extractor(settings, llm),
+        model,
+        analyzer,
+        resolver,
+        [*BUILT_IN_CHECKS, *(checks or [])],
+        settings.llm_window_messages,
+        build_judge(settings, llm),
+    )
+    graph = GraphPipeline(
+        store.graph,
+        EntityExtractor(analyzer),
+        model,
+        LLMEntityExtractor(llm) if llm is not None and settings.graph_llm_entities else None,
+    )
+    indexer = Indexer(
+        store,
+        model,
+        analyzer,
+        batch_size=settings.worker_batch,
+        lease_seconds=settings.lease_seconds,
+        context_chars=settings.context_chars,
+        facts=facts,
+        graph=graph,
+    )
+    worker = BackgroundWorker(indexer) if settings.background else None
+    searcher = Searcher(
+        store, DenseIndex(store, store.vectors), model, analyzer, settings, store.facts, store.graph
+    )
+    restorer = Restorer(store.vault)
+    return Engine(
+        settings=settings,
+        store=store,
+        embedder=model,
+        analyzer=analyzer,
+        intake=Intake(
+            store,
+            policy_from(settings.pii_policy),
+            max_message_chars=settings.max_message_chars,
+            max_batch_messages=settings.max_batch_messages,
+            notify=None if worker is None else worker.notify,
+        ),
+        indexer=indexer,
+        worker=worker,
+        searcher=searcher,
+        contexts=ContextBuilder(
+            store.facts,
+            searcher.neighbour_hits,
+            restorer,
+            token_counter or estimate_tokens,
+        ),
+        restorer=restorer,
+        llm=llm,
+    )
+
+
+def _prepare_indexes(store: Store, embedder: Embedder, analyzer: Analyzer, rebuild: bool) -> None:
+    """Refuse a different embedder; on ``rebuild`` drop every derived index and queue the
+    whole log again; warn when the lexical index was built by another analyzer."""
+    if rebuild:
+        queued = store.reset_indexes(embedder.name, embedder.dim)
+        store.set_meta("analyzer", analyzer.name)
+        log.info("indexes dropped; %d logged events queued for re-indexing", queued)
+    store.bind_embedder(embedder.name, embedder.dim)
+    recorded = store.meta("analyzer")
+    if recorded is None:
+        store.set_meta("analyzer", analyzer.name)
+    elif recorded != analyzer.name:
+        log.warning(
+            "the lexical index was built with analyzer %s, this version uses %s; "
+            "run `madeleine reindex` for best results",
+            recorded,
+            analyzer.name,
+        )
+    store.rebuild_missing_digests()

@@ -1,0 +1,80 @@
+"""The typed shape of ``Hit.explain``: every stage that touched a hit leaves one entry."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+HitKind = Literal["turn", "fact"]
+FusionName = Literal["weighted", "rrf"]
+
+
+class ChannelEntry(TypedDict, total=False):
+    rank: int
+    score: float
+    calibrated: float
+
+
+class Contribution(TypedDict):
+    contribution: float
+
+
+class SessionEntry(TypedDict):
+    bm25: float
+    contribution: float
+    digest: str
+
+
+class EntitiesEntry(TypedDict):
+    contribution: float
+    matched: dict[str, dict[str, float]]
+
+
+class DecayEntry(TypedDict, total=False):
+    factor: float
+    exempt: bool
+
+
+class RerankEntry(TypedDict):
+    by: str
+    score: float
+
+
+class GraphEntry(TypedDict):
+    seeds: list[dict[str, Any]]
+    path: list[str]
+
+
+class FactEntry(TypedDict):
+    status: str
+    category: str
+    key: str
+    subject: str
+    valid_from: str | None
+    valid_to: str | None
+    superseded_by: str | None
+    confidence: float
+
+
+class Explain(TypedDict, total=False):
+    """Why a hit ranks where it does. ``channels``: each recall channel's rank, raw and
+    calibrated score; ``base``: the fused score; ``fused``: the final score; one entry per
+    stage that changed it; ``ms``: where the query's time went."""
+
+    fusion: FusionName
+    channels: dict[str, ChannelEntry]
+    base: float
+    fused: float
+    query: dict[str, Any]
+    ms: dict[str, float]
+    graph: GraphEntry
+    window: Contribution
+    session: SessionEntry
+    entities: EntitiesEntry
+    dated: Contribution
+    time: dict[str, Any]
+    decay: DecayEntry
+    rerank: RerankEntry
+    diversity_penalty: float
+    fact: FactEntry
+    fact_weight: float
+    window_of: str

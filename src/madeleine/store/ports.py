@@ -1,0 +1,347 @@
+"""The storage port: what the engine needs from a backend, as a family of protocols.
+
+The read and write paths are typed against these, never against a backend. A backend owns
+its transactions (``Store.transaction`` hands out an opaque ``Transaction`` that the write
+path passes back, so episodes, facts, graph edges and vaulted values commit together) and
+the whole delete / forget cascade (``Store.delete_event``, ``Store.forget_user``), so no
+caller has to know which records derive from a message. Every method is scoped by user
+where data is. The embedded backend is ``store.sqlite``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from madeleine.facts.cards import CardDraft
+from madeleine.store.crypto import VaultEntry
+from madeleine.store.records import (
+    EpisodeRow,
+    FactLinks,
+    FactVectors,
+    GraphRows,
+    IndexJob,
+    NewEvent,
+    NewMention,
+    StoredEpisode,
+    StoredEvent,
+    StoredFact,
+    Transaction,
+    UserVectors,
+)
+from madeleine.text.pii import PiiCategory
+
+
+class EventLog(Protocol):
+    """The append-only log of raw inputs (messages, tool results, behavioural events)."""
+
+    def append_events(self, events: Sequence[NewEvent]) -> tuple[list[int], list[int]]:
+        """Insert new events with their indexing jobs; (added ids, duplicate ids)."""
+        ...
+
+    def load_event(self, event_id: int) -> StoredEvent | None: ...
+
+    def previous_event(self, event: StoredEvent) -> StoredEvent | None: ...
+
+    def event_refs(self, event_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """``{id: (external id or ev_<id>, session id)}``."""
+        ...
+
+    def events_for_user(self, user_id: str) -> list[StoredEvent]: ...
+
+    def event_by_external_id(self, user_id: str, external_id: str) -> int | None: ...
+
+    def has_user(self, user_id: str) -> bool: ...
+
+    def events_exist(self, tx: Transaction, event_ids: Sequence[int]) -> bool: ...
+
+
+class Outbox(Protocol):
+    """The write path's durable queue: one indexing job per logged event."""
+
+    def claim_jobs(self, worker: str, limit: int, lease_seconds: float) -> list[IndexJob]: ...
+
+    def fail_job(self, job: IndexJob, worker: str, error: str) -> None: ...
+
+    def pending_jobs(self, user_id: str | None = None) -> int: ...
+
+    def failed_jobs(self) -> list[dict[str, Any]]: ...
+
+    def commit_episodes(
+        self,
+        worker: str,
+        done: Sequence[tuple[IndexJob, EpisodeRow | None]],
+        then: Callable[[Transaction], None] | None = None,
+    ) -> None:
+        """Write episodes and retire their jobs in one transaction; ``then`` writes what else
+        was derived from the batch (facts, graph edges) in the same transaction."""
+        ...
+
+
+class EpisodeIndex(Protocol):
+    """Retrievable passages with their vectors, lexical index and session digests."""
+
+    def episodes(self, ids: Sequence[int]) -> dict[int, StoredEpisode]: ...
+
+    def episodes_for_user(self, user_id: str) -> list[StoredEpisode]: ...
+
+    def episode_focus(self, episode_id: int) -> int | None: ...
+
+    def user_generation(self, user_id: str) -> tuple[int, int]:
+        """(added, changed) counters: a reader's cache of the user is stale when they move."""
+        ...
+
+    def user_vectors(self, user_id: str, after_id: int = 0) -> UserVectors: ...
+
+    def lexical_search(
+        self,
+        user_id: str,
+        terms: Sequence[str],
+        limit: int,
+        time_range: tuple[float, float] | None,
+        context_weight: float = 0.35,
+    ) -> list[tuple[int, float]]:
+        """BM25 over analyzed terms: (episode id, score), best first."""
+        ...
+
+    def phrase_matches(self, user_id: str, terms: Sequence[str], limit: int) -> list[int]: ...
+
+    def session_search(
+        self, user_id: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[str, float, str]]:
+        """BM25 over session digests: (session id, score, digest keywords)."""
+        ...
+
+    def rebuild_missing_digests(self) -> int: ...
+
+
+class VectorIndex(Protocol):
+    """Approximate nearest neighbours for users too large for an exact scan."""
+
+    threshold: int
+
+    def search(
+        self,
+        user_id: str,
+        generation: tuple[int, int],
+        ids: npt.NDArray[np.int64],
+        matrix: npt.NDArray[np.float32],
+        query: npt.NDArray[np.float32],
+        limit: int,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]: ...
+
+    def forget(self, user_id: str) -> None: ...
+
+    def clear(self) -> None: ...
+
+
+class FactRepository(Protocol):
+    """Fact cards with their version chains, sources, routing log and alerts. Writes take
+    the caller's transaction."""
+
+    def current(self, tx: Transaction, user_id: str) -> list[StoredFact]: ...
+
+    def read_current(self, user_id: str) -> list[StoredFact]: ...
+
+    def fetch(self, tx: Transaction, fact_id: int) -> StoredFact | None: ...
+
+    def insert(
+        self,
+        tx: Transaction,
+        user_id: str,
+        draft: CardDraft,
+        vector: npt.NDArray[np.float32],
+        terms: str,
+        *,
+        status: str,
+        extractor: str,
+        now: float,
+    ) -> int: ...
+
+    def supersede(
+        self, tx: Transaction, old_id: int, new_id: int, now: float, valid_to: float | None
+    ) -> None: ...
+
+    def reinforce(
+        self, tx: Transaction, fact_id: int, confidence: float, sources: Sequence[int]
+    ) -> None: ...
+
+    def mark_superseded_by(
+        self, tx: Transaction, new_id: int, old: StoredFact, now: float
+    ) -> None: ...
+
+    def set_status(self, tx: Transaction, fact_id: int, status: str) -> None: ...
+
+    def log(
+        self,
+        tx: Transaction,
+        user_id: str,
+        decision: str,
+        fact_id: int | None,
+        other_id: int | None,
+        detail: dict[str, Any],
+        now: float,
+    ) -> None: ...
+
+    def upsert_alert(
+        self,
+        tx: Transaction,
+        user_id: str,
+        rule: str,
+        fingerprint: str,
+        severity: str,
+        message: str,
+        fact_ids: Sequence[str],
+        now: float,
+    ) -> bool: ...
+
+    def clear_alerts_without(self, tx: Transaction, user_id: str) -> None: ...
+
+    def facts(
+        self,
+        user_id: str,
+        *,
+        as_of: float | None = None,
+        include_history: bool = False,
+        category: str | None = None,
+        most_important: int | None = None,
+    ) -> list[StoredFact]: ...
+
+    def generation(self, user_id: str) -> int: ...
+
+    def search_rows(self, user_id: str) -> FactVectors: ...
+
+    def get_many(self, ids: Sequence[int]) -> dict[int, StoredFact]: ...
+
+    def get(self, fact_id: int) -> StoredFact | None: ...
+
+    def chain(self, fact_id: int) -> list[StoredFact]: ...
+
+    def lexical(
+        self, user_id: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[int, float]]: ...
+
+    def routing_log(self, user_id: str, limit: int = 100) -> list[dict[str, Any]]: ...
+
+    def alerts(self, user_id: str) -> list[dict[str, Any]]: ...
+
+    def forget_user(self, tx: Transaction, user_id: str) -> int: ...
+
+    def forget_event_sources(self, tx: Transaction, event_ids: Sequence[int]) -> int: ...
+
+
+class GraphRepository(Protocol):
+    """Entities, aliases and mention edges."""
+
+    def known(self, user_id: str) -> dict[str, str]: ...
+
+    def known_in(self, tx: Transaction, user_id: str, keys: Iterable[str]) -> dict[str, str]: ...
+
+    def write(
+        self,
+        tx: Transaction,
+        user_id: str,
+        mentions: Iterable[NewMention],
+        vectors: dict[str, npt.NDArray[np.float32]],
+    ) -> int: ...
+
+    def rows(
+        self,
+        user_id: str,
+        dim: int,
+        *,
+        known_ids: npt.NDArray[np.int64] | None = None,
+        episode_after: int = 0,
+    ) -> GraphRows: ...
+
+    def fact_links(self, user_id: str) -> FactLinks: ...
+
+    def episode_ids_of_events(
+        self, tx: Transaction, event_ids: Sequence[int]
+    ) -> dict[int, int]: ...
+
+    def counts(self) -> dict[str, int]: ...
+
+    def forget_user(self, tx: Transaction, user_id: str) -> None: ...
+
+
+class VaultRepository(Protocol):
+    """Vaulted PII values, sealed (``store.crypto``); ``tx=None`` reads outside a transaction."""
+
+    def put(
+        self, tx: Transaction | None, user_id: str, category: PiiCategory | str, value: str
+    ) -> str: ...
+
+    def get(self, tx: Transaction | None, user_id: str, token: str) -> str | None: ...
+
+    def entries(self, tx: Transaction | None, user_id: str) -> list[VaultEntry]: ...
+
+    def delete_tokens(self, tx: Transaction | None, user_id: str, tokens: Iterable[str]) -> int: ...
+
+    def forget_user(self, tx: Transaction | None, user_id: str) -> int: ...
+
+    def putter(self, tx: Transaction | None, user_id: str) -> Callable[[PiiCategory, str], str]: ...
+
+    def getter(self, tx: Transaction | None, user_id: str) -> Callable[[str], str | None]: ...
+
+
+class ImportRepository(Protocol):
+    """Which files and conversations an import has already indexed, and how."""
+
+    def get(self, user_id: str, source: str, unit: str) -> tuple[str, dict[str, str]] | None: ...
+
+    def put(
+        self, user_id: str, source: str, unit: str, stamp: str, digests: dict[str, str]
+    ) -> None: ...
+
+    def forget_user(self, tx: Transaction, user_id: str) -> None: ...
+
+
+class Store(EventLog, Outbox, EpisodeIndex, Protocol):
+    """A whole backend: the log, the outbox and the episode index, plus its repositories."""
+
+    facts: FactRepository
+    graph: GraphRepository
+    vault: VaultRepository
+    imports: ImportRepository
+    vectors: VectorIndex
+
+    @property
+    def path(self) -> Path | str:
+        """Where the data lives (a file, or a database address)."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[Transaction]: ...
+
+    def bind_embedder(self, name: str, dim: int) -> None:
+        """Record the embedder on first use; raise ``EmbedderMismatchError`` on another."""
+        ...
+
+    def reset_indexes(self, embedder_name: str, dim: int) -> int:
+        """Drop every derived record and queue the whole log again; events queued."""
+        ...
+
+    def meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def delete_event(self, event_id: int, user_id: str | None = None) -> bool:
+        """Remove a message from the log and every record derived from it."""
+        ...
+
+    def forget_user(self, user_id: str) -> dict[str, int]:
+        """Erase everything about a user; counts per record kind."""
+        ...
+
+    def export_user(self, user_id: str) -> dict[str, Any]: ...
+
+    def stats(self) -> dict[str, Any]: ...
+
+    def integrity(self) -> dict[str, int]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,182 @@
+"""Typed records that cross the storage port: what the engine writes and what it reads back."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from madeleine.facts.cards import Card
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """A validated message ready for the log."""
+
+    user_id: str
+    session_id: str
+    kind: str
+    role: str
+    name: str | None
+    content: str
+    metadata: dict[str, Any]
+    occurred_at: float
+    content_hash: str
+    external_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    id: int
+    user_id: str
+    session_id: str
+    kind: str
+    role: str
+    name: str | None
+    content: str
+    metadata: dict[str, Any]
+    occurred_at: float
+    recorded_at: float
+    external_id: str | None
+
+    @property
+    def source_id(self) -> str:
+        """The id a caller knows this message by: its external id, else ``ev_<n>``."""
+        return self.external_id if self.external_id is not None else f"ev_{self.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexJob:
+    outbox_id: int
+    event_id: int
+    user_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeRow:
+    """An indexed episode as stored, with its analyzed terms and vector."""
+
+    user_id: str
+    session_id: str
+    kind: str
+    focus_event_id: int
+    context_event_id: int | None
+    event_ids: Sequence[int]
+    source_ids: Sequence[str]
+    speaker: str | None
+    prefix: str
+    body: str
+    context: str
+    occurred_at: float
+    body_terms: str
+    context_terms: str
+    vector: npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEpisode:
+    id: int
+    user_id: str
+    session_id: str
+    kind: str
+    focus_event_id: int
+    event_ids: tuple[int, ...]
+    source_ids: tuple[str, ...]
+    speaker: str | None
+    prefix: str
+    body: str
+    context: str
+    occurred_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class UserVectors:
+    """All of one user's episode vectors, for exact or ANN search."""
+
+    ids: npt.NDArray[np.int64]
+    times: npt.NDArray[np.float64]
+    matrix: npt.NDArray[np.float32]
+    sessions: list[str]
+    kinds: list[str]
+    pinned: npt.NDArray[np.bool_]  # metadata {"pinned": true}: exempt from time decay
+
+
+class Transaction:
+    """An open write transaction of one backend. Opaque outside ``store/``: the engine only
+    passes it back to the store's methods, so that records written by several parts of the
+    write path (episodes, facts, graph edges, vaulted values) commit or roll back together."""
+
+    __slots__ = ()
+
+
+@dataclass(slots=True)
+class StoredFact:
+    card: Card
+    vector: npt.NDArray[np.float32]
+
+    @property
+    def number(self) -> int:
+        return fact_number(self.card.id)
+
+
+@dataclass(frozen=True, slots=True)
+class FactVectors:
+    """One user's fact versions as parallel arrays (ascending id); NaN marks an open bound.
+    ``exempt``: stable or pinned facts, which time decay leaves alone."""
+
+    ids: npt.NDArray[np.int64]
+    superseded: npt.NDArray[np.bool_]
+    valid_from: npt.NDArray[np.float64]
+    valid_to: npt.NDArray[np.float64]
+    recorded_at: npt.NDArray[np.float64]
+    exempt: npt.NDArray[np.bool_]
+    matrix: npt.NDArray[np.float32]
+
+
+def fact_number(fact_id: str) -> int:
+    if not fact_id.startswith("fact_") or not fact_id[5:].isdigit():
+        raise ValueError(f"a fact id looks like 'fact_12', got {fact_id!r}")
+    return int(fact_id[5:])
+
+
+@dataclass(frozen=True, slots=True)
+class NewMention:
+    """A mention to write: ``key`` is the entity's key (an alias already resolved to it)."""
+
+    episode_id: int
+    key: str
+    name: str
+    type: str
+    alias: tuple[str, str] | None = None  # (alias key, surface) that names this entity
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRows:
+    """One user's entities and mention edges as arrays; entity vectors are float16."""
+
+    entity_ids: npt.NDArray[np.int64]
+    names: list[str]
+    types: list[str]
+    keys: dict[str, int]  # entity key or alias key -> entity position
+    vectors: npt.NDArray[np.float16]
+    mention_entity: npt.NDArray[np.int64]  # entity position per edge
+    mention_episode: npt.NDArray[np.int64]  # episode id per edge
+
+
+@dataclass(frozen=True, slots=True)
+class FactLinks:
+    """A user's current facts as graph nodes: ids, statements, and the episodes each fact
+    was drawn from (``source_fact`` is a position in ``ids``)."""
+
+    ids: npt.NDArray[np.int64]
+    statements: list[str]
+    source_fact: npt.NDArray[np.int64]
+    source_episode: npt.NDArray[np.int64]
+
+    @staticmethod
+    def empty() -> FactLinks:
+        none = np.zeros(0, dtype=np.int64)
+        return FactLinks(none, [], none, none)

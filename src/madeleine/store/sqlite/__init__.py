@@ -1,0 +1,1 @@
+"""The embedded backend: SQLite (WAL, FTS5) and usearch files in one directory."""

@@ -1,0 +1,87 @@
+"""Per-thread SQLite connections to one file, and the write transactions the store hands out."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from madeleine.errors import StoreClosedError
+from madeleine.store.records import Transaction
+
+
+class SQLiteTransaction(Transaction):
+    """An open ``BEGIN IMMEDIATE`` transaction on this thread's connection."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+
+def conn_of(tx: Transaction) -> sqlite3.Connection:
+    """The connection behind a transaction this backend handed out."""
+    if not isinstance(tx, SQLiteTransaction):
+        raise TypeError(f"expected a transaction of the SQLite store, got {type(tx).__name__}")
+    return tx.conn
+
+
+class Connections:
+    """Thread-safe: each thread gets its own connection; writers use ``BEGIN IMMEDIATE``."""
+
+    def __init__(self, path: Path, busy_timeout_ms: int) -> None:
+        self.path = path
+        self._busy_timeout_ms = busy_timeout_ms
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def get(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreClosedError("this Memory is closed")
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path,
+                timeout=self._busy_timeout_ms / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            # Deleted memories must not linger in free pages of the file.
+            conn.execute("PRAGMA secure_delete = ON")
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction taken up front, so concurrent writers wait instead of failing."""
+        conn = self.get()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        with self.write() as conn:
+            yield SQLiteTransaction(conn)
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                with suppress(sqlite3.Error):
+                    conn.close()
+            self._all.clear()
+        self._closed = True

@@ -1,0 +1,320 @@
+"""The embedded backend: one SQLite file in WAL mode holding the log, the outbox and every
+index, plus the ANN files beside it. It owns its transactions and the whole delete / forget
+cascade, so a deleted memory is gone from every derived record in one transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from contextlib import AbstractContextManager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from madeleine.errors import EmbedderMismatchError
+from madeleine.store.crypto import VaultCipher
+from madeleine.store.ports import (
+    FactRepository,
+    GraphRepository,
+    ImportRepository,
+    VaultRepository,
+    VectorIndex,
+)
+from madeleine.store.records import Transaction
+from madeleine.store.sqlite.ann import UsearchFiles
+from madeleine.store.sqlite.connection import Connections, SQLiteTransaction
+from madeleine.store.sqlite.episodes import (
+    IN_CHUNK,
+    EpisodeTables,
+    purge_lexical_remnants,
+    refresh_digest,
+)
+from madeleine.store.sqlite.facts import SQLiteFacts
+from madeleine.store.sqlite.graph import SQLiteGraph
+from madeleine.store.sqlite.imports import SQLiteImportLog
+from madeleine.store.sqlite.log import LogTables, enqueue
+from madeleine.store.sqlite.vault import VAULT_SCHEMA, SQLiteVault
+from madeleine.text.pii import tokens_in
+
+SCHEMA_VERSION = "1"
+DATABASE_FILE = "memory.db"
+
+
+class SQLiteStore(LogTables, EpisodeTables):
+    """``directory`` holds ``memory.db`` and the ``ann/`` index files; ``vault_key`` seals
+    vaulted PII. Thread-safe: each thread gets its own connection."""
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        vault_key: bytes,
+        busy_timeout_ms: int = 30_000,
+        ann_threshold: int = 20_000,
+    ) -> None:
+        self.directory = directory
+        self._db = Connections(directory / DATABASE_FILE, busy_timeout_ms)
+        schema = resources.files("madeleine.store.sqlite").joinpath("schema.sql").read_text("utf-8")
+        self._db.get().executescript("BEGIN IMMEDIATE;" + schema + VAULT_SCHEMA + "COMMIT;")
+        with self._db.write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+                (SCHEMA_VERSION,),
+            )
+        # typed as the port's protocols: each repository is checked against its contract
+        self.facts: FactRepository = SQLiteFacts(self._db)
+        self.graph: GraphRepository = SQLiteGraph(self._db)
+        self.imports: ImportRepository = SQLiteImportLog(self._db)
+        self.vault: VaultRepository = SQLiteVault(self._db.get, VaultCipher(vault_key))
+        self.vectors: VectorIndex = UsearchFiles(directory / "ann", ann_threshold)
+        try:
+            self.vault.check_key()
+        except Exception:
+            self._db.close()
+            raise
+
+    @property
+    def path(self) -> Path:
+        return self._db.path
+
+    def transaction(self) -> AbstractContextManager[Transaction]:
+        """A write transaction (``BEGIN IMMEDIATE``): what is written with it commits together."""
+        return self._db.transaction()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def bind_embedder(self, name: str, dim: int) -> None:
+        """Record the embedder on first use; refuse a different one later."""
+        with self._db.write() as conn:
+            rows = dict(
+                conn.execute(
+                    "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedder_dim')"
+                ).fetchall()
+            )
+            if not rows:
+                conn.executemany(
+                    "INSERT INTO meta(key, value) VALUES (?, ?)",
+                    [("embedder", name), ("embedder_dim", str(dim))],
+                )
+                return
+        if rows.get("embedder") != name or rows.get("embedder_dim") != str(dim):
+            raise EmbedderMismatchError(
+                f"this store was indexed with embedder {rows.get('embedder')!r} "
+                f"(dim {rows.get('embedder_dim')}), not {name!r} (dim {dim}); open it with the "
+                "same embedder, or rebuild the indexes with `madeleine reindex --embedder ...`"
+            )
+
+    def reset_indexes(self, embedder_name: str, dim: int) -> int:
+        """Drop every derived index and queue the whole log again; returns events queued."""
+        now = time.time()
+        with self._db.write() as conn:
+            conn.execute("DELETE FROM episodes")
+            conn.execute("DELETE FROM episode_vectors")
+            conn.execute("DELETE FROM episodes_fts")
+            conn.execute("DELETE FROM session_digests")
+            conn.execute("DELETE FROM session_fts")
+            # facts are derived from the log too: drawn again, their chains rebuilt by event time
+            for table in ("facts", "fact_sources", "facts_fts", "alerts", "routing_log"):
+                conn.execute(f"DELETE FROM {table}")
+            conn.execute("UPDATE user_state SET changed_gen = changed_gen + 1")
+            conn.execute("DELETE FROM outbox")
+            queued = conn.execute(
+                "INSERT INTO outbox(event_id, user_id, enqueued_at) "
+                "SELECT id, user_id, ? FROM events ORDER BY id",
+                (now,),
+            ).rowcount
+            conn.executemany(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [("embedder", embedder_name), ("embedder_dim", str(dim))],
+            )
+        self.vectors.clear()
+        return int(queued)
+
+    def meta(self, key: str) -> str | None:
+        row = self._db.get().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._db.write() as conn:
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def delete_event(self, event_id: int, user_id: str | None = None) -> bool:
+        """Remove a message from the log and every index; re-index the turn that quoted it."""
+        now = time.time()
+        with self._db.write() as conn:
+            row = conn.execute(
+                "SELECT user_id, session_id FROM events WHERE id = ?", (event_id,)
+            ).fetchone()
+            if row is None or (user_id is not None and row[0] != user_id):
+                return False
+            user_id, session_id = str(row[0]), str(row[1])
+            self._remove_episode_of_event(conn, event_id)
+            conn.execute("DELETE FROM outbox WHERE event_id = ?", (event_id,))
+            # before the row goes: the vault cascade reads the message's tokens
+            tx = SQLiteTransaction(conn)
+            self.facts.forget_event_sources(tx, [event_id])
+            self._forget_vaulted_values(conn, event_id)
+            conn.execute("DELETE FROM events WHERE id = ?", (event_id,))
+            quoting = conn.execute(
+                "SELECT focus_event_id FROM episodes WHERE context_event_id = ?", (event_id,)
+            ).fetchall()
+            for (successor,) in quoting:
+                # Drop the stale episode now so the deleted text is gone from every index at once.
+                self._remove_episode_of_event(conn, int(successor))
+                enqueue(conn, int(successor), user_id, now)
+            self._bump(conn, user_id, changed=True)
+            refresh_digest(conn, user_id, session_id)
+            purge_lexical_remnants(conn)
+        return True
+
+    def forget_user(self, user_id: str) -> dict[str, int]:
+        with self._db.write() as conn:
+            episode_ids = [
+                r[0] for r in conn.execute("SELECT id FROM episodes WHERE user_id = ?", (user_id,))
+            ]
+            for start in range(0, len(episode_ids), IN_CHUNK):
+                chunk = episode_ids[start : start + IN_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                conn.execute(f"DELETE FROM episodes_fts WHERE rowid IN ({marks})", chunk)
+            counts = {
+                "events": conn.execute("DELETE FROM events WHERE user_id = ?", (user_id,)).rowcount,
+                "episodes": conn.execute(
+                    "DELETE FROM episodes WHERE user_id = ?", (user_id,)
+                ).rowcount,
+                "vectors": conn.execute(
+                    "DELETE FROM episode_vectors WHERE user_id = ?", (user_id,)
+                ).rowcount,
+                "pending_jobs": conn.execute(
+                    "DELETE FROM outbox WHERE user_id = ?", (user_id,)
+                ).rowcount,
+            }
+            conn.execute("DELETE FROM user_state WHERE user_id = ?", (user_id,))
+            digest_ids = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM session_digests WHERE user_id = ?", (user_id,)
+                )
+            ]
+            conn.executemany("DELETE FROM session_fts WHERE rowid = ?", [(i,) for i in digest_ids])
+            conn.execute("DELETE FROM session_digests WHERE user_id = ?", (user_id,))
+            tx = SQLiteTransaction(conn)
+            counts["facts"] = self.facts.forget_user(tx, user_id)
+            self.graph.forget_user(tx, user_id)
+            self.imports.forget_user(tx, user_id)
+            counts["vaulted_values"] = self.vault.forget_user(tx, user_id)
+            purge_lexical_remnants(conn)
+        self._db.get().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.vectors.forget(user_id)
+        return counts
+
+    def export_user(self, user_id: str) -> dict[str, Any]:
+        events = self.events_for_user(user_id)
+        episodes = self.episodes_for_user(user_id)
+        return {
+            "user_id": user_id,
+            "events": [
+                {
+                    "id": e.id,
+                    "source_id": e.source_id,
+                    "session_id": e.session_id,
+                    "kind": e.kind,
+                    "role": e.role,
+                    "name": e.name,
+                    "content": e.content,
+                    "metadata": e.metadata,
+                    "occurred_at": e.occurred_at,
+                    "recorded_at": e.recorded_at,
+                    "external_id": e.external_id,
+                }
+                for e in events
+            ],
+            "episodes": [
+                {
+                    "id": f"ep_{ep.id}",
+                    "kind": ep.kind,
+                    "session_id": ep.session_id,
+                    "speaker": ep.speaker,
+                    "prefix": ep.prefix,
+                    "text": ep.body,
+                    "context": ep.context,
+                    "source_ids": list(ep.source_ids),
+                    "occurred_at": ep.occurred_at,
+                }
+                for ep in episodes
+            ],
+        }
+
+    def stats(self) -> dict[str, Any]:
+        conn = self._db.get()
+
+        def count(sql: str) -> int:
+            return int(conn.execute(sql).fetchone()[0])
+
+        return {
+            "users": count("SELECT count(DISTINCT user_id) FROM events"),
+            "sessions": count(
+                "SELECT count(*) FROM (SELECT DISTINCT user_id, session_id FROM events)"
+            ),
+            "events": count("SELECT count(*) FROM events"),
+            "episodes": count("SELECT count(*) FROM episodes"),
+            "vectors": count("SELECT count(*) FROM episode_vectors"),
+            "facts": count("SELECT count(*) FROM facts WHERE status != 'superseded'"),
+            "fact_versions": count("SELECT count(*) FROM facts"),
+            "alerts": count("SELECT count(*) FROM alerts"),
+            "pending_jobs": count("SELECT count(*) FROM outbox WHERE attempts < 5"),
+            "failed_jobs": count("SELECT count(*) FROM outbox WHERE attempts >= 5"),
+            "embedder": self.meta("embedder"),
+            "embedder_dim": self.meta("embedder_dim"),
+            "graph": self.graph.counts(),
+            "database_bytes": sum(
+                p.stat().st_size
+                for p in self._db.path.parent.glob(self._db.path.name + "*")
+                if p.is_file()
+            ),
+        }
+
+    def integrity(self) -> dict[str, int]:
+        """Cross-index counts a test or an operator can compare: all equal when consistent."""
+        conn = self._db.get()
+        return {
+            "episodes": int(conn.execute("SELECT count(*) FROM episodes").fetchone()[0]),
+            "vectors": int(conn.execute("SELECT count(*) FROM episode_vectors").fetchone()[0]),
+            "fts": int(conn.execute("SELECT count(*) FROM episodes_fts").fetchone()[0]),
+            "orphan_episodes": int(
+                conn.execute(
+                    "SELECT count(*) FROM episodes "
+                    "WHERE focus_event_id NOT IN (SELECT id FROM events)"
+                ).fetchone()[0]
+            ),
+            "events_without_episode": int(
+                conn.execute(
+                    "SELECT count(*) FROM events WHERE id NOT IN "
+                    "(SELECT focus_event_id FROM episodes) "
+                    "AND id NOT IN (SELECT event_id FROM outbox)"
+                ).fetchone()[0]
+            ),
+        }
+
+    def _forget_vaulted_values(self, conn: sqlite3.Connection, event_id: int) -> None:
+        """A deleted message takes its vaulted values along, unless another of the user's
+        messages still holds the same value (tokens are shared by equal values)."""
+        row = conn.execute(
+            "SELECT user_id, content FROM events WHERE id = ?", (event_id,)
+        ).fetchone()
+        if row is None:
+            return
+        unused = [
+            token
+            for token in tokens_in(row[1])
+            if not conn.execute(
+                "SELECT 1 FROM events WHERE user_id = ? AND id != ? AND instr(content, ?) > 0",
+                (row[0], event_id, token),
+            ).fetchone()
+        ]
+        self.vault.delete_tokens(SQLiteTransaction(conn), row[0], unused)
