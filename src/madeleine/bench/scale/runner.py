@@ -1,0 +1,249 @@
+"""Runs the scale bench: builds the user's store, times ingest and search, gathers a ScaleResult."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from madeleine.api import Memory
+from madeleine.bench.scale.embedder import PooledEmbedder
+from madeleine.bench.scale.measure import Phase, peak_rss, rss_now, thread_settings
+from madeleine.bench.scale.report import ScaleResult
+from madeleine.bench.scale.synthetic import (
+    USER_ID,
+    SyntheticUser,
+    Turn,
+    generate_user,
+    pool_count,
+    warmup_queries,
+)
+from madeleine.embed.base import Embedder
+from madeleine.embed.factory import load_embedder
+
+Progress = Callable[[str, int], Any]
+STAGES = ("real", "pool", "bulk", "queries")
+_ADD_CHUNK_TURNS = 1000  # turns logged between two index_pending() calls
+_POOL_BATCH = 64
+_WARMUP_QUERIES = 5
+
+
+def stage_totals(
+    episodes: int, *, real: int, queries: int, full_embed: bool = False, pool_size: int = 2000
+) -> dict[str, int]:
+    """Totals of each progress stage, for progress bars."""
+    real_turns = min(max(real, 0), episodes) if not full_embed else episodes
+    bulk = episodes - real_turns
+    return {
+        "real": real_turns,
+        "pool": pool_count(pool_size) if bulk else 0,
+        "bulk": bulk,
+        "queries": 2 * queries,  # the timed set, then the with/without-graph pairs
+    }
+
+
+def run_scale(
+    episodes: int,
+    *,
+    real: int = 2000,
+    workdir: Path | None = None,
+    embedder: Embedder | str | None = None,
+    queries: int = 200,
+    seed: int = 0,
+    full_embed: bool = False,
+    progress: Progress | None = None,
+    pool_size: int = 2000,
+    noise: float = 0.25,
+    memory_options: dict[str, Any] | None = None,
+) -> ScaleResult:
+    """Build one synthetic user with ``episodes`` turns in a fresh store and measure it.
+
+    The first ``real`` turns are embedded for real; the rest get pooled vectors unless
+    ``full_embed``. ``workdir`` must be empty or missing (kept afterwards); without it a
+    temporary directory is used and removed. ``progress(stage, n)`` reports ``STAGES``.
+    """
+    if workdir is not None and workdir.exists() and any(workdir.iterdir()):
+        raise ValueError(f"workdir {workdir} is not empty; the benchmark needs a fresh store")
+    load_start = os.getloadavg()
+    started = time.perf_counter()
+    user = generate_user(episodes, seed=seed, queries=queries, pool_size=pool_size)
+    generate_seconds = time.perf_counter() - started
+    real_embedder = (
+        embedder
+        if embedder is not None and not isinstance(embedder, str)
+        else load_embedder(embedder or "auto")
+    )
+    pooled = PooledEmbedder(real_embedder, user.base_of, noise=noise, seed=seed)
+    totals = stage_totals(
+        episodes, real=real, queries=queries, full_embed=full_embed, pool_size=pool_size
+    )
+    directory = workdir or Path(tempfile.mkdtemp(prefix="madeleine-scale-"))
+    rss_baseline = rss_now()
+    options = {"background": False, **(memory_options or {})}
+    report = progress or (lambda stage, n: None)
+    try:
+        with Memory(directory, embedder=pooled, **options) as memory:
+            turns = [(s.id, t) for s in user.sessions for t in s.turns]
+            real_phase = _ingest(memory, turns[: totals["real"]], "real", report)
+            pool_seconds = 0.0
+            if totals["pool"]:
+                t0 = time.perf_counter()
+                vectors = np.empty((len(user.pool), pooled.dim), dtype=np.float32)
+                for start in range(0, len(user.pool), _POOL_BATCH):
+                    batch = user.pool[start : start + _POOL_BATCH]
+                    vectors[start : start + len(batch)] = real_embedder.embed_passages(batch)
+                    report("pool", len(batch))
+                pooled.set_pool(vectors)
+                pool_seconds = time.perf_counter() - t0
+            fallbacks_before = pooled.embedded
+            bulk_phase = _ingest(memory, turns[totals["real"] :], "bulk", report)
+            bulk_fallbacks = pooled.embedded - fallbacks_before if totals["pool"] else 0
+            del turns
+            stored = memory.stats()
+            integrity = memory.integrity()
+            rss_after_ingest = rss_now()
+            search = _search(memory, user, real_embedder, report)
+            rss_after_search = rss_now()
+            # the bench's one reach into Memory internals: the graph's size in memory
+            graph = memory._engine.searcher.graph_footprint(USER_ID)
+            threshold = memory.settings.ann_threshold
+        ann_dir = directory / "ann"
+        ann_bytes = sum(p.stat().st_size for p in ann_dir.glob("*") if p.is_file())
+    finally:
+        if workdir is None:
+            shutil.rmtree(directory, ignore_errors=True)
+    consistent = (
+        integrity["episodes"] == integrity["vectors"] == integrity["fts"] == episodes
+        and integrity["orphan_episodes"] == 0
+        and integrity["events_without_episode"] == 0
+    )
+    notes = [
+        "Search latency is measured for real: queries are embedded by the real embedder and "
+        "run through the full read path on the stored data.",
+    ]
+    if bulk_phase.turns and not full_embed:
+        notes.append(
+            f"Only the first {real_phase.turns:,} turns were embedded for real. The other "
+            f"{bulk_phase.turns:,} went through the same write path with pooled vectors (their "
+            f"base sentence's real embedding + Gaussian noise of norm {noise}), so their rate "
+            "excludes embedding; at the real-path rate they would take "
+            f"~{bulk_phase.turns / real_phase.rate / 60:.0f} min more."
+            if real_phase.turns and real_phase.rate
+            else "Turns got pooled vectors; their rate excludes embedding."
+        )
+    return ScaleResult(
+        episodes=episodes,
+        sessions=len(user.sessions),
+        stored=stored,
+        consistent=consistent,
+        embedder=real_embedder.name,
+        dim=real_embedder.dim,
+        seed=seed,
+        full_embed=full_embed,
+        generate_seconds=generate_seconds,
+        real=real_phase,
+        bulk=bulk_phase,
+        pool_texts=len(user.pool) if totals["pool"] else 0,
+        pool_seconds=pool_seconds,
+        bulk_fallbacks=bulk_fallbacks,
+        first_query_ms=search.first_ms,
+        latencies_ms=search.latencies,
+        stage_ms=search.stages,
+        query_embed_ms=search.embed_ms,
+        planted=search.planted,
+        planted_found=search.found,
+        ann_used=int(stored.get("vectors", 0)) >= threshold and ann_bytes > 0,
+        ann_threshold=threshold,
+        ann_bytes=ann_bytes,
+        db_bytes=int(stored.get("database_bytes", 0)),
+        rss_baseline=rss_baseline,
+        rss_after_ingest=rss_after_ingest,
+        rss_after_search=rss_after_search,
+        rss_peak=peak_rss(),
+        cpus=os.cpu_count() or 1,
+        load=(load_start[0], os.getloadavg()[0]),
+        threading=thread_settings(),
+        notes=notes,
+        graph=graph,
+        graph_cost_ms=search.graph_cost,
+    )
+
+
+def _ingest(memory: Memory, turns: list[tuple[str, Turn]], stage: str, report: Progress) -> Phase:
+    """Log turns session by session (one add per session piece), indexing every ~1000 turns."""
+    phase = Phase(stage, len(turns))
+    start = 0
+    while start < len(turns):
+        chunk = turns[start : start + _ADD_CHUNK_TURNS]
+        start += len(chunk)
+        t0 = time.perf_counter()
+        by_session: dict[str, list[dict[str, Any]]] = {}
+        for session_id, turn in chunk:
+            by_session.setdefault(session_id, []).append(turn.message())
+        for session_id, messages in by_session.items():
+            memory.add(messages, user_id=USER_ID, session_id=session_id)
+        t1 = time.perf_counter()
+        memory.index_pending(lambda n: report(stage, n))
+        phase.add_seconds += t1 - t0
+        phase.index_seconds += time.perf_counter() - t1
+    return phase
+
+
+@dataclass(slots=True)
+class _Searched:
+    first_ms: float
+    latencies: list[float]
+    stages: dict[str, list[float]]
+    embed_ms: list[float]
+    planted: int
+    found: int
+    graph_cost: dict[str, list[float]]
+
+
+_WITHOUT_GRAPH = ("dense", "bm25", "facts")
+
+
+def _search(memory: Memory, user: SyntheticUser, embedder: Embedder, report: Progress) -> _Searched:
+    """A cold first query (loads the vectors, builds the ANN index), warm-up, then the set."""
+
+    def run(text: str, channels: Sequence[str] | None = None) -> tuple[float, list[Any]]:
+        t0 = time.perf_counter()
+        hits = memory.search(text, user_id=user.user_id, limit=10, now=user.now, channels=channels)
+        return (time.perf_counter() - t0) * 1000, hits
+
+    first_ms, _ = run("what did I do last weekend?")
+    for text in warmup_queries(min(_WARMUP_QUERIES, len(user.queries) // 4)):
+        run(text)
+    latencies: list[float] = []
+    stages: dict[str, list[float]] = {}
+    planted = found = 0
+    for query in user.queries:
+        elapsed, hits = run(query.text)
+        latencies.append(elapsed)
+        if hits:
+            for name, value in hits[0].explain.get("ms", {}).items():
+                stages.setdefault(name, []).append(float(value))
+        if query.target is not None:
+            planted += 1
+            found += any(query.target in hit.source_ids for hit in hits)
+        report("queries", 1)
+    embed_ms: list[float] = []
+    for query in user.queries:
+        t0 = time.perf_counter()
+        embedder.embed_queries([query.text])
+        embed_ms.append((time.perf_counter() - t0) * 1000)
+    # what the graph channel costs: each query with and without it, back to back, so that
+    # the machine's drift between runs falls on both alike
+    graph_cost: dict[str, list[float]] = {"with": [], "without": []}
+    for query in user.queries:
+        graph_cost["with"].append(run(query.text)[0])
+        graph_cost["without"].append(run(query.text, _WITHOUT_GRAPH)[0])
+        report("queries", 1)
+    return _Searched(first_ms, latencies, stages, embed_ms, planted, found, graph_cost)
