@@ -79,11 +79,11 @@ class Memory:
         if self.path.exists() and not self.path.is_dir():
             raise ValueError(f"path must be a directory, but {self.path} is a file")
         self.path.mkdir(parents=True, exist_ok=True)
-        self._store = SQLiteStore(self.path / "memory.db", self.settings.busy_timeout_ms)
+        self._store = SQLiteStore(self.path / "memory.db", self.settings.store.busy_timeout_ms)
         self._embedder: Embedder = (
             embedder
             if embedder is not None and not isinstance(embedder, str)
-            else load_embedder(embedder or self.settings.embedder)
+            else load_embedder(embedder or self.settings.embed.model)
         )
         self._analyzer: Analyzer = MultilingualAnalyzer()
         self._count_tokens: TokenCounter = token_counter or estimate_tokens
@@ -99,7 +99,7 @@ class Memory:
         except Exception:
             self._store.close()
             raise
-        self._dense = DenseIndex(self._store, self.path / "ann", self.settings.ann_threshold)
+        self._dense = DenseIndex(self._store, self.path / "ann", self.settings.store.ann_threshold)
         self._facts = FactStore(self._store)
         self._graph = GraphStore(self._store)
         self._imports = ImportLog(self._store)
@@ -112,8 +112,10 @@ class Memory:
             self._facts,
             self._graph,
         )
-        self._pii_policy = policy_from(self.settings.pii_policy)
-        self._vault = Vault(self._store.connection, load_key(self.path, self.settings.vault_key))
+        self._pii_policy = policy_from(self.settings.pii.policy)
+        self._vault = Vault(
+            self._store.connection, load_key(self.path, self.settings.pii.vault_key)
+        )
         self._vault.ensure_schema()
         self._vault.check_key()
         self._store.on_delete_events.append(self._vault_forget_events)
@@ -126,33 +128,33 @@ class Memory:
             self._analyzer,
             Resolver(
                 self._facts,
-                duplicate_threshold=self.settings.fact_duplicate_threshold,
-                conflict_threshold=self.settings.fact_conflict_threshold,
-                strategy=self.settings.conflict_strategy,
+                duplicate_threshold=self.settings.facts.duplicate_threshold,
+                conflict_threshold=self.settings.facts.conflict_threshold,
+                strategy=self.settings.facts.conflict_strategy,
                 similarity_range=self._embedder.similarity_range,
             ),
             [*BUILT_IN_CHECKS, *(checks or [])],
-            self.settings.llm_window_messages,
+            self.settings.llm.window_messages,
             build_judge(self.settings, llm),
         )
         self._indexer = Indexer(
             self._store,
             self._embedder,
             self._analyzer,
-            batch_size=self.settings.worker_batch,
-            lease_seconds=self.settings.lease_seconds,
-            context_chars=self.settings.context_chars,
+            batch_size=self.settings.worker.batch,
+            lease_seconds=self.settings.worker.lease_seconds,
+            context_chars=self.settings.embed.context_chars,
             facts=self._fact_pipeline,
             graph=GraphPipeline(
                 self._graph,
                 EntityExtractor(self._analyzer),
                 self._embedder,
                 LLMEntityExtractor(llm)
-                if llm is not None and self.settings.graph_llm_entities
+                if llm is not None and self.settings.graph.llm_entities
                 else None,
             ),
         )
-        self._worker = BackgroundWorker(self._indexer) if self.settings.background else None
+        self._worker = BackgroundWorker(self._indexer) if self.settings.worker.background else None
         self._closed = False
 
     # -- writing --------------------------------------------------------------------------------
@@ -191,8 +193,8 @@ class Memory:
                 session_id=session_id,
                 timestamp=timestamp,
                 now=datetime.now(UTC),
-                max_chars=self.settings.max_message_chars,
-                max_messages=self.settings.max_batch_messages,
+                max_chars=self.settings.limits.max_message_chars,
+                max_messages=self.settings.limits.max_batch_messages,
                 scrub=lambda text: scrub(text, self._pii_policy, put).text,
                 kind=kind,
             )

@@ -1345,7 +1345,7 @@ def run_scale(
             search = _search(memory, user, real_embedder, report)
             rss_after_search = _rss_now()
             graph = memory._searcher.graph_footprint(USER_ID)
-            threshold = memory.settings.ann_threshold
+            threshold = memory.settings.store.ann_threshold
         ann_dir = directory / "ann"
         ann_bytes = sum(p.stat().st_size for p in ann_dir.glob("*") if p.is_file())
     finally:

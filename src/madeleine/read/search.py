@@ -142,19 +142,19 @@ class Searcher:
         self._analyzer = analyzer
         self._settings = settings
         self.default_stages = Stages(
-            fusion=settings.fusion,
-            windows=settings.window_weight > 0,
-            sessions=settings.session_weight > 0,
-            entities=settings.entity_weight > 0,
-            rerank=settings.rerank,
+            fusion=settings.fusion.method,
+            windows=settings.stages.window_weight > 0,
+            sessions=settings.stages.session_weight > 0,
+            entities=settings.stages.entity_weight > 0,
+            rerank=settings.rerank.enabled,
         )
         self._embedding_pool = ThreadPoolExecutor(1, thread_name_prefix="madeleine-query-embed")
         self.reranker = build_chain(
             embedder,
-            settings.rerank_model_path,
-            settings.rerank_url,
-            settings.rerank_model,
-            settings.rerank_api_key,
+            settings.rerank.model_path,
+            settings.rerank.url,
+            settings.rerank.model,
+            settings.rerank.api_key,
         )
 
     def search(self, request: SearchRequest) -> list[Hit]:
@@ -209,7 +209,7 @@ class Searcher:
         if (
             self._graph is not None
             and "graph" in request.channels
-            and not (settings.graph_passage_seeds and "dense" in request.channels)
+            and not (settings.graph.passage_seeds and "dense" in request.channels)
         ):
             # the walk runs on the embedding thread once the query vector is there, while
             # this thread runs BM25, the digests and the entity lookups (SQLite frees the GIL)
@@ -217,7 +217,7 @@ class Searcher:
                 self._graph_recall, request, analysis, cache, vector
             )
         size = cache.ids.size
-        depth = max(settings.channel_depth, request.limit)
+        depth = max(settings.fusion.channel_depth, request.limit)
         timings: dict[str, float] = {}
         recalls: dict[str, _Recall] = {}
         for channel in request.channels:
@@ -229,11 +229,11 @@ class Searcher:
         t0 = time.perf_counter()
         session_gain = np.zeros(size, dtype=np.float64)
         session_info: dict[int, tuple[float, str]] = {}
-        if stages.sessions and settings.session_weight > 0 and analysis.terms:
+        if stages.sessions and settings.stages.session_weight > 0 and analysis.terms:
             session_gain, session_info = self._session_gain(request.user_id, analysis, cache)
         entity_gain = np.zeros(size, dtype=np.float64)
         entity_info: dict[str, dict[str, float]] = {}
-        if stages.entities and settings.entity_weight > 0 and analysis.entities:
+        if stages.entities and settings.stages.entity_weight > 0 and analysis.entities:
             entity_gain, entity_info = self._entity_gain(request.user_id, analysis, cache)
         timings["sessions+entities"] = _ms(t0)
         if vector is not None and "dense" in request.channels:
@@ -243,7 +243,7 @@ class Searcher:
         graph: GraphRecall | None = None
         if self._graph is not None and "graph" in request.channels:
             t0 = time.perf_counter()
-            seeded = settings.graph_passage_seeds
+            seeded = settings.graph.passage_seeds
             dense = recalls.get("dense")
             if early_graph is not None:
                 graph = early_graph.result()
@@ -264,8 +264,8 @@ class Searcher:
         base = self._fuse(recalls, size, stages.fusion)
         total = base.copy()
         window_gain = np.zeros_like(base)
-        if stages.windows and settings.window_weight > 0:
-            window_gain = settings.window_weight * _neighbour_best(base, cache)
+        if stages.windows and settings.stages.window_weight > 0:
+            window_gain = settings.stages.window_weight * _neighbour_best(base, cache)
             total += window_gain
         total += session_gain
         total += entity_gain
@@ -273,7 +273,7 @@ class Searcher:
             outside = (cache.times < time_range[0]) | (cache.times > time_range[1])
             total[outside] = 0.0
         dated_gain: dict[int, float] = {}
-        if analysis.asks_when and stages.dated and settings.dated_weight > 0:
+        if analysis.asks_when and stages.dated and settings.stages.dated_weight > 0:
             dated_gain = self._dated_gain(total, cache)
             for row, gain in dated_gain.items():
                 total[row] += gain
@@ -283,8 +283,8 @@ class Searcher:
             time_gain = self._time_gain(hint, request, cache, total)
             total += time_gain
         decay_factor: npt.NDArray[np.float64] | None = None
-        if stages.decay and settings.half_life_days:
-            decay_factor = _decay(cache, request.now, settings.half_life_days)
+        if stages.decay and settings.stages.half_life_days:
+            decay_factor = _decay(cache, request.now, settings.stages.half_life_days)
             total *= decay_factor
         reranked: dict[int, tuple[str, float]] = {}
         if stages.rerank:
@@ -294,8 +294,8 @@ class Searcher:
             total,
             cache,
             request.limit,
-            settings.diversity_penalty if diversify else 0.0,
-            settings.mmr_lambda if diversify else None,
+            settings.stages.diversity_penalty if diversify else 0.0,
+            settings.stages.mmr_lambda if diversify else None,
         )
         timings["fusion"] = _ms(t0)
 
@@ -530,7 +530,7 @@ class Searcher:
             raw = np.fromiter((s for _, s in found), dtype=np.float32, count=len(found))
             rows = cache.rows_of(ids)
             keep = rows >= 0  # indexed after the cache was read: picked up next query
-            reference = self._settings.bm25_reference
+            reference = self._settings.fusion.bm25_reference
             calibrated = (raw / (raw + reference)).astype(np.float32)
             return _Recall(rows[keep], raw[keep], calibrated[keep])
         raise ValueError(f"unknown channel {channel!r}; choose from {list(CHANNELS)}")
@@ -540,7 +540,7 @@ class Searcher:
         if not recalls:
             return scores
         if fusion == "rrf":
-            k = self._settings.rrf_k
+            k = self._settings.fusion.rrf_k
             text = {name: r for name, r in recalls.items() if name != "graph"}
             for recall in text.values():
                 ranks = np.arange(1, recall.rows.size + 1, dtype=np.float64)
@@ -550,22 +550,25 @@ class Searcher:
                 scores /= len(text) / (k + 1)
             if "graph" in recalls:  # as in weighted mode: added, not ranked with the others
                 graph = recalls["graph"]
-                np.add.at(scores, graph.rows, self._settings.graph_weight * graph.calibrated)
+                np.add.at(scores, graph.rows, self._settings.graph.weight * graph.calibrated)
             return scores
         settings = self._settings
-        weights = {"dense": settings.dense_weight, "bm25": 1.0 - settings.dense_weight}
+        weights = {
+            "dense": settings.fusion.dense_weight,
+            "bm25": 1.0 - settings.fusion.dense_weight,
+        }
         # the graph channel adds to the text channels' mix rather than diluting it; with
         # graph_beta set it is blended into the dense channel instead: β·ppr + (1−β)·knn
         norm = sum(weights[name] for name in recalls if name in weights) or 1.0
-        blend = settings.graph_beta is not None and "dense" in recalls and "graph" in recalls
+        blend = settings.graph.beta is not None and "dense" in recalls and "graph" in recalls
         for name, recall in recalls.items():
             if name == "graph":
                 if not blend:
-                    np.add.at(scores, recall.rows, settings.graph_weight * recall.calibrated)
+                    np.add.at(scores, recall.rows, settings.graph.weight * recall.calibrated)
                 continue
             if name == "dense" and blend:
-                assert settings.graph_beta is not None
-                beta = settings.graph_beta
+                assert settings.graph.beta is not None
+                beta = settings.graph.beta
                 mixed = np.zeros(size, dtype=np.float64)
                 np.add.at(mixed, recall.rows, (1.0 - beta) * recall.calibrated)
                 graph = recalls["graph"]
@@ -579,7 +582,7 @@ class Searcher:
         self, query: str, total: npt.NDArray[np.float64], cache: UserRows
     ) -> dict[int, tuple[str, float]]:
         """Blend the reranker's score into the top candidates' scores (in place)."""
-        pool_size = min(int((total > 0).sum()), self._settings.rerank_top_n)
+        pool_size = min(int((total > 0).sum()), self._settings.rerank.top_n)
         if pool_size <= 0:
             return {}
         pool = np.argpartition(-total, pool_size - 1)[:pool_size]
@@ -588,7 +591,7 @@ class Searcher:
         rows = [int(r) for r in pool if int(cache.ids[r]) in episodes]
         texts = [episodes[int(cache.ids[r])].body for r in rows]
         by, scores = self.reranker.score(query, texts)
-        weight = self._settings.rerank_weight
+        weight = self._settings.rerank.weight
         floor = float(total[pool].min())
         for row, value in zip(rows, scores, strict=True):
             # stays above everything outside the pool, reordered inside it
@@ -606,9 +609,11 @@ class Searcher:
         candidates = total > 0
         if hint.recency:
             age_days = np.maximum(request.now - cache.times, 0.0) / 86_400.0
-            half_life = self._settings.recency_half_life_days
+            half_life = self._settings.stages.recency_half_life_days
             return np.where(
-                candidates, self._settings.recency_weight * np.power(0.5, age_days / half_life), 0.0
+                candidates,
+                self._settings.stages.recency_weight * np.power(0.5, age_days / half_life),
+                0.0,
             )
         start, end = hint.start, hint.end
         if hint.anchor is not None:
@@ -621,7 +626,7 @@ class Searcher:
         low = -np.inf if start is None else start.timestamp()
         high = np.inf if end is None else end.timestamp()
         inside = (cache.times >= low) & (cache.times <= high)
-        return np.where(candidates & inside, self._settings.time_weight, 0.0)
+        return np.where(candidates & inside, self._settings.stages.time_weight, 0.0)
 
     def _entity_gain(
         self, user_id: str, analysis: QueryAnalysis, cache: UserRows
@@ -633,9 +638,9 @@ class Searcher:
         """
         gain = np.zeros(cache.ids.size, dtype=np.float64)
         size = cache.ids.size
-        cap = max(3, int(size * self._settings.entity_max_share))
+        cap = max(3, int(size * self._settings.stages.entity_max_share))
         entities = analysis.entities[:_MAX_ENTITIES]
-        share = self._settings.entity_weight / len(entities)
+        share = self._settings.stages.entity_weight / len(entities)
         info: dict[str, dict[str, float]] = {}
         for entity in entities:
             terms = self._analyzer.terms(entity)
@@ -665,7 +670,7 @@ class Searcher:
             return {}
         pool = np.argpartition(-total, pool_size - 1)[:pool_size]
         episodes = self._store.episodes([int(cache.ids[r]) for r in pool])
-        weight = self._settings.dated_weight
+        weight = self._settings.stages.dated_weight
         return {
             int(row): weight
             for row in pool
@@ -680,14 +685,14 @@ class Searcher:
         index = cache.session_index
         per_session = np.zeros(len(cache.session_names), dtype=np.float64)
         info: dict[int, tuple[float, str]] = {}
-        reference = self._settings.session_reference
+        reference = self._settings.stages.session_reference
         for session_id, raw, keywords in found:
             position = index.get(session_id)
             if position is None:
                 continue
             per_session[position] = raw / (raw + reference)
             info[position] = (raw, keywords)
-        return self._settings.session_weight * per_session[cache.session], info
+        return self._settings.stages.session_weight * per_session[cache.session], info
 
 
 def hit_from_episode(episode: StoredEpisode, score: float, explain: dict[str, Any]) -> Hit:
