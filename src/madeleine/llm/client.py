@@ -283,13 +283,13 @@ class OpenAICompatibleLLM:
 
 def from_settings(settings: Settings) -> OpenAICompatibleLLM | None:
     """The configured endpoint, or None: with no LLM configured everything runs on rules."""
-    if not settings.llm_base_url or not settings.llm_model:
+    if not settings.llm.base_url or not settings.llm.model:
         return None
     return OpenAICompatibleLLM(
-        settings.llm_base_url,
-        settings.llm_model,
-        settings.llm_api_key,
-        timeout_seconds=settings.llm_timeout_seconds,
+        settings.llm.base_url,
+        settings.llm.model,
+        settings.llm.api_key,
+        timeout_seconds=settings.llm.timeout_seconds,
     )
 
 

@@ -109,7 +109,7 @@ class FactIndex:
             channels["dense"] = (raw, calibrated)
         if query.lexical and prepared.bm25 is not None:
             raw = prepared.bm25
-            channels["bm25"] = (raw, raw / (raw + self._settings.bm25_reference))
+            channels["bm25"] = (raw, raw / (raw + self._settings.fusion.bm25_reference))
         if not channels:
             return []
         fused = self._fuse(channels, allowed, query.fusion)
@@ -120,10 +120,10 @@ class FactIndex:
             present = at >= 0
             scores = np.fromiter(query.graph.values(), dtype=np.float64, count=reached.size)
             graph[at[present]] = scores[present]
-            fused += self._settings.graph_weight * graph  # added, as for passages
-        fused *= self._settings.fact_weight
+            fused += self._settings.graph.weight * graph  # added, as for passages
+        fused *= self._settings.facts.weight
         factor = None
-        half_life = self._settings.half_life_days.get("fact")
+        half_life = self._settings.stages.half_life_days.get("fact")
         if query.decay and half_life:
             moment = np.where(np.isnan(rows.valid_from), rows.recorded_at, rows.valid_from)
             age_days = np.maximum(query.now - moment, 0.0) / 86_400.0
@@ -149,7 +149,7 @@ class FactIndex:
                     for name, (raw, cal) in channels.items()
                     if raw[row] > 0
                 },
-                "fact_weight": self._settings.fact_weight,
+                "fact_weight": self._settings.facts.weight,
             }
             if graph[row] > 0:
                 explain["channels"]["graph"] = {"calibrated": round(float(graph[row]), 6)}
@@ -169,13 +169,16 @@ class FactIndex:
     ) -> npt.NDArray[np.float64]:
         scores = np.zeros(allowed.size, dtype=np.float64)
         if fusion == "rrf":
-            k = self._settings.rrf_k
+            k = self._settings.fusion.rrf_k
             for raw, _ in channels.values():
                 present = np.flatnonzero(allowed & (raw > 0))
                 order = present[np.argsort(-raw[present], kind="stable")]
                 scores[order] += 1.0 / (k + np.arange(1, order.size + 1))
             return scores / (len(channels) / (k + 1))
-        weights = {"dense": self._settings.dense_weight, "bm25": 1.0 - self._settings.dense_weight}
+        weights = {
+            "dense": self._settings.fusion.dense_weight,
+            "bm25": 1.0 - self._settings.fusion.dense_weight,
+        }
         norm = sum(weights[name] for name in channels) or 1.0
         for name, (_, calibrated) in channels.items():
             scores += weights[name] / norm * calibrated

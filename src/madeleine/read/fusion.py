@@ -39,15 +39,18 @@ class WeightedFusion:
         if not recalls:
             return scores
         settings = self._settings
-        weights = {"dense": settings.dense_weight, "bm25": 1.0 - settings.dense_weight}
+        weights = {
+            "dense": settings.fusion.dense_weight,
+            "bm25": 1.0 - settings.fusion.dense_weight,
+        }
         # the graph channel adds to the text channels' mix rather than diluting it
         norm = sum(weights[name] for name in recalls if name in weights) or 1.0
-        beta = settings.graph_beta
+        beta = settings.graph.beta
         blend = beta is not None and "dense" in recalls and "graph" in recalls
         for name, recall in recalls.items():
             if name == "graph":
                 if not blend:
-                    np.add.at(scores, recall.rows, settings.graph_weight * recall.calibrated)
+                    np.add.at(scores, recall.rows, settings.graph.weight * recall.calibrated)
                 continue
             if name == "dense" and blend:
                 assert beta is not None
@@ -74,7 +77,7 @@ class RRFFusion:
         scores = np.zeros(size, dtype=np.float64)
         if not recalls:
             return scores
-        k = self._settings.rrf_k
+        k = self._settings.fusion.rrf_k
         text = {name: r for name, r in recalls.items() if name != "graph"}
         for recall in text.values():
             ranks = np.arange(1, recall.rows.size + 1, dtype=np.float64)
@@ -83,7 +86,7 @@ class RRFFusion:
             scores /= len(text) / (k + 1)
         if "graph" in recalls:  # as in weighted mode: added, not ranked with the others
             graph = recalls["graph"]
-            np.add.at(scores, graph.rows, self._settings.graph_weight * graph.calibrated)
+            np.add.at(scores, graph.rows, self._settings.graph.weight * graph.calibrated)
         return scores
 
 

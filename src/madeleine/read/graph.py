@@ -327,7 +327,8 @@ class GraphIndex:
         if graph.entities.entity_ids.size == 0:
             return empty
         hub = graph.degree > min(
-            max(3, int(graph.passages * self._settings.entity_max_share)), _MAX_EXPANDED_DEGREE
+            max(3, int(graph.passages * self._settings.stages.entity_max_share)),
+            _MAX_EXPANDED_DEGREE,
         )
         seeds, hub_seeds = self._seeds(graph, hub, query, query_entities, vector)
         n_p = graph.passages
@@ -351,7 +352,7 @@ class GraphIndex:
                     )
         if not start_list and not hub_seeds:
             return empty
-        damping = self._settings.graph_damping
+        damping = self._settings.graph.damping
         weights = np.asarray(weight_list, dtype=np.float64)
         total_weight = float(weights.sum()) + sum(w for w, _, _ in hub_seeds.values())
         # how sure the seeding is: 1.0 for names found in the query, less for seeds only
@@ -451,13 +452,13 @@ class GraphIndex:
             elif speaker is not None:
                 strength[speaker] = 1.0
                 how[speaker] = "speaker"
-        wanted = self._settings.graph_min_seeds
+        wanted = self._settings.graph.min_seeds
         if vector is not None and len(strength) + len(named_hubs) < wanted:
             sims = graph.names_matrix @ vector
             calibrated = np.clip((sims - self._low) / (self._high - self._low), 0.0, 1.0)
             calibrated[hub] = 0.0
             calibrated[list(strength)] = 0.0
-            threshold = self._settings.graph_seed_threshold
+            threshold = self._settings.graph.seed_threshold
             while True:
                 above = np.flatnonzero(calibrated >= threshold)
                 if (
@@ -467,7 +468,7 @@ class GraphIndex:
                     break
                 threshold = round(threshold - _WIDENING_STEP, 6)
             best = above[np.argsort(-calibrated[above], kind="stable")]
-            for position in best[: max(0, self._settings.graph_max_seeds - len(strength))]:
+            for position in best[: max(0, self._settings.graph.max_seeds - len(strength))]:
                 # a name merely similar to the query is a weaker lead than one it contains
                 strength[int(position)] = float(calibrated[position]) ** 2
                 how[int(position)] = f"similar ≥ {threshold:.1f}"

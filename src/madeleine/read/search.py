@@ -78,11 +78,11 @@ class Searcher:
         self._analyzer = analyzer
         self._settings = settings
         self.default_stages = Stages(
-            fusion=settings.fusion,  # type: ignore[arg-type]
-            windows=settings.window_weight > 0,
-            sessions=settings.session_weight > 0,
-            entities=settings.entity_weight > 0,
-            rerank=settings.rerank,
+            fusion=cast(FusionName, settings.fusion.method),  # checked by Settings
+            windows=settings.stages.window_weight > 0,
+            sessions=settings.stages.session_weight > 0,
+            entities=settings.stages.entity_weight > 0,
+            rerank=settings.rerank.enabled,
         )
         # the query is embedded on this thread (the model releases the GIL), and the graph
         # walk runs there once the vector is in, while the calling thread runs the lexical
@@ -92,13 +92,13 @@ class Searcher:
             None if graph is None else GraphIndex(graph, settings, embedder.similarity_range, facts)
         )
         channels: list[Channel] = [
-            BM25Channel(store, settings.bm25_reference),
+            BM25Channel(store, settings.fusion.bm25_reference),
             DenseChannel(dense, embedder.similarity_range),
         ]
         if self._graph is not None:
             channels.append(
                 GraphChannel(
-                    self._graph, self._embedding_pool, embedder.dim, settings.graph_passage_seeds
+                    self._graph, self._embedding_pool, embedder.dim, settings.graph.passage_seeds
                 )
             )
         self._channels: dict[str, Channel] = {c.name: c for c in channels}
@@ -109,20 +109,22 @@ class Searcher:
         self._fusions: dict[FusionName, Fusion] = fusions(settings)
         self.reranker = build_chain(
             embedder,
-            settings.rerank_model_path,
-            settings.rerank_url,
-            settings.rerank_model,
-            settings.rerank_api_key,
+            settings.rerank.model_path,
+            settings.rerank.url,
+            settings.rerank.model,
+            settings.rerank.api_key,
         )
         stages: list[Stage] = [
-            WindowStage(settings.window_weight),
-            SessionStage(store, settings.session_weight, settings.session_reference),
-            EntityStage(store, analyzer, settings.entity_weight, settings.entity_max_share),
+            WindowStage(settings.stages.window_weight),
+            SessionStage(store, settings.stages.session_weight, settings.stages.session_reference),
+            EntityStage(
+                store, analyzer, settings.stages.entity_weight, settings.stages.entity_max_share
+            ),
             RangeStage(),
-            DatedStage(store, settings.dated_weight),
+            DatedStage(store, settings.stages.dated_weight),
             TimeStage(store, analyzer, settings),
-            DecayStage(settings.half_life_days),
-            RerankStage(store, self.reranker, settings.rerank_top_n, settings.rerank_weight),
+            DecayStage(settings.stages.half_life_days),
+            RerankStage(store, self.reranker, settings.rerank.top_n, settings.rerank.weight),
         ]
         self._stages: dict[StageName, Stage] = {s.name: s for s in stages}
 
@@ -137,7 +139,7 @@ class Searcher:
             request=request,
             analysis=analyze_query(request.query, self._analyzer),
             rows=self._dense.rows(request.user_id),
-            depth=max(self._settings.channel_depth, request.limit),
+            depth=max(self._settings.fusion.channel_depth, request.limit),
             vector=vector,
         )
         for channel in merged:
@@ -199,8 +201,8 @@ class Searcher:
             scores.total,
             query.rows,
             request.limit,
-            settings.diversity_penalty if diversify else 0.0,
-            settings.mmr_lambda if diversify else None,
+            settings.stages.diversity_penalty if diversify else 0.0,
+            settings.stages.mmr_lambda if diversify else None,
         )
         timings["fusion"] = _ms(t0)
         return self._hydrate(query, recalls, scores, applied, chosen, penalties, timings, started)

@@ -265,9 +265,11 @@ class TimeStage:
         candidates = total > 0
         if hint.recency:
             age_days = np.maximum(query.request.now - times, 0.0) / 86_400.0
-            half_life = settings.recency_half_life_days
+            half_life = settings.stages.recency_half_life_days
             return np.where(
-                candidates, settings.recency_weight * np.power(0.5, age_days / half_life), 0.0
+                candidates,
+                settings.stages.recency_weight * np.power(0.5, age_days / half_life),
+                0.0,
             )
         start, end = hint.start, hint.end
         if hint.anchor is not None:
@@ -280,7 +282,7 @@ class TimeStage:
         low = -np.inf if start is None else start.timestamp()
         high = np.inf if end is None else end.timestamp()
         inside = (times >= low) & (times <= high)
-        return np.where(candidates & inside, settings.time_weight, 0.0)
+        return np.where(candidates & inside, settings.stages.time_weight, 0.0)
 
     def _anchor_time(self, user_id: str, phrase: str) -> datetime | None:
         """When the event a phrase names ("the wedding") happened, by the user's memories."""

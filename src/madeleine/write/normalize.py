@@ -73,7 +73,7 @@ def normalize_messages(
         if len(content) > max_chars:
             raise ValueError(
                 f"{where}['content'] has {len(content):,} characters; the limit is {max_chars:,} "
-                "(split long documents, or raise Settings.max_message_chars)"
+                "(split long documents, or raise Settings.limits.max_message_chars)"
             )
         if "\x00" in content:
             raise ValueError(f"{where}['content'] contains a NUL character")

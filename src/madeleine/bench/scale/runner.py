@@ -113,7 +113,7 @@ def run_scale(
             rss_after_search = rss_now()
             # the bench's one reach into Memory internals: the graph's size in memory
             graph = memory._engine.searcher.graph_footprint(USER_ID)
-            threshold = memory.settings.ann_threshold
+            threshold = memory.settings.store.ann_threshold
         ann_dir = directory / "ann"
         ann_bytes = sum(p.stat().st_size for p in ann_dir.glob("*") if p.is_file())
     finally:
