@@ -33,7 +33,7 @@ from madeleine.facts.cards import (
     Stability,
 )
 from madeleine.facts.extract import ExtractInput
-from madeleine.facts.rules_en import When
+from madeleine.text.dates import When, english_stamps, english_when, korean_when, month_end
 from madeleine.text.temporal import parse_time_hint
 
 __all__ = ["RuleExtractor", "slug", "split_sentences"]
@@ -131,7 +131,7 @@ class _Said:
     def when(self, text: str | None = None, past: bool = False) -> When | None:
         """Dates of ``text`` (default: the sentence), in the sentence's language first."""
         text = self.text if text is None else text
-        parsers = (ko.korean_when, en.english_when) if self.korean else (en.english_when,)
+        parsers = (korean_when, english_when) if self.korean else (english_when,)
         for parse in parsers:
             found = parse(text, self.now, past)
             if found is not None:
@@ -913,7 +913,7 @@ def _build_document(match: re.Match[str], said: _Said) -> list[_Fact]:
         return []
     expires = when.start
     if when.precision == "month":
-        expires = en.month_end(expires.year, expires.month)
+        expires = month_end(expires.year, expires.month)
     elif when.precision == "year":
         expires = date(expires.year, 12, 31)
     attributes = [_attr("expires_on", expires.isoformat(), "date")]
@@ -1328,7 +1328,7 @@ def _build_switch(match: re.Match[str], said: _Said) -> list[_Fact]:
     value = re.sub(r"^(?:a|an|the|my)\s+", "", value, flags=re.I)
     if not value or len(value.split()) > 4 or value.lower() in _NOT_ITEM_START:
         return []
-    if topic_raw in _NOT_SWITCH_TOPICS or en.english_stamps(value, said.now.date()):
+    if topic_raw in _NOT_SWITCH_TOPICS or english_stamps(value, said.now.date()):
         return []
     if value in ko.PLACES or _TIME_WORDS.search(value):
         return []
