@@ -1,7 +1,6 @@
 """Korean surface forms for the rule extractor: vocabularies and fact patterns (dates are
 read by the date engine, ``madeleine.text.dates``).
 
-
 Korean marks roles with particles glued to the word ("지수가", "서울로", "땅콩에"), so the
 patterns capture the bare word before a particle and the predicate after it ("좋아해요",
 "살아요", "이사했어요"). Negation and the past sit in the predicate ("살지 않아요",
@@ -15,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from madeleine.facts.rules_en import PLACEHOLDER, table
+from madeleine.facts.rules.tables import PLACEHOLDER, table
 
 # --------------------------------------------------------------------- vocabularies
 
