@@ -8,6 +8,7 @@ import pytest
 from madeleine import Memory
 from madeleine.embed.base import Embedder
 from madeleine.embed.factory import load_embedder
+from tests.store.backends import store_fixture  # noqa: F401  (the ``store`` fixture, per backend)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """Madeleine: memory for AI agents that surfaces by itself."""
 
-from madeleine.api import AsyncMemory, Memory
+from madeleine.aio import AsyncMemory
+from madeleine.api import Memory
 from madeleine.config import Settings
 from madeleine.errors import EmbedderMismatchError, MadeleineError, StoreClosedError
 from madeleine.records import AddResult, Context, Hit

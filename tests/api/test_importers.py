@@ -9,7 +9,7 @@ from typing import Any
 from madeleine import Memory
 from madeleine.embed.base import Embedder
 from madeleine.importers.claude_code import parse_file
-from tests.test_cli_and_bench import _cli
+from tests.bench.test_cli_and_bench import _cli
 
 
 def _record(kind: str, content: Any, uuid: str, minute: int, **extra: Any) -> str:

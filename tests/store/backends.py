@@ -1,6 +1,7 @@
-"""The backends the storage contract runs against.
+"""The backends every storage-level test runs against (the ``store`` fixture, registered in
+tests/conftest.py).
 
-Every test in this package takes the ``store`` fixture and talks to it only through the
+Every test in tests/store takes the ``store`` fixture and talks to it only through the
 port (``madeleine.store.ports.Store``), so each test runs once per backend. A new backend
 joins by adding a factory ``(tmp_path) -> Store`` to ``BACKENDS`` and its name to the
 fixture's ``params``; nothing else changes. A backend that needs a server (PostgreSQL)
@@ -28,8 +29,8 @@ BACKENDS: dict[str, Callable[[Path], Store]] = {
 }
 
 
-@pytest.fixture(params=["sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+@pytest.fixture(name="store", params=["sqlite"])
+def store_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     backend = BACKENDS[request.param](tmp_path)
     yield backend
     backend.close()

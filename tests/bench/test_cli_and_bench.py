@@ -11,7 +11,7 @@ import pytest
 from madeleine.bench.locomo import load_locomo, parse_evidence, run_locomo, score_question
 from madeleine.bench.metrics import ndcg_at, recall_at, session_recall
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOCOMO_DEV = ROOT.parent / "shared" / "bench" / "locomo" / "locomo-dev.json"
 
 

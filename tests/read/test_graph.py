@@ -12,7 +12,7 @@ from madeleine.embed.base import Embedder
 from madeleine.graph.entities import EntityExtractor, entity_key
 from madeleine.text.analyzer import MultilingualAnalyzer
 from tests.fake_llm import FakeLLM, fake_llm_fixture  # noqa: F401
-from tests.test_fact_search import _moved as moved_from_beijing_to_shanghai
+from tests.read.test_fact_search import _moved as moved_from_beijing_to_shanghai
 
 QUERY = "What did we learn while working on Project Falcon?"
 TARGET = "gateway_v2 silently drops headers larger than 8 KB."

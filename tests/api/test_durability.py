@@ -37,7 +37,7 @@ INGEST_SCRIPT = textwrap.dedent(
 def _spawn(tmp_path: Path, *args: str, lease: str | None = None) -> subprocess.Popen[str]:
     script = tmp_path / "ingest.py"
     script.write_text(INGEST_SCRIPT)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
     if lease is not None:  # how long the child's claims outlive it
         env["MADELEINE_LEASE_SECONDS"] = lease
     return subprocess.Popen(

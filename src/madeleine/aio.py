@@ -1,0 +1,236 @@
+"""``AsyncMemory``: the asyncio twin of ``Memory``, method for method.
+
+Each call runs the synchronous method in a worker thread (``asyncio.to_thread``), so the
+event loop never waits on the store or the embedder. tests/test_api_surface.py keeps the
+signatures identical to ``Memory``'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from madeleine.api import Memory, Moment
+from madeleine.config import Settings
+from madeleine.embed.base import Embedder
+from madeleine.facts.cards import Card
+from madeleine.facts.checks import Check
+from madeleine.importers.runner import ImportReport
+from madeleine.read.request import TimeBound
+from madeleine.records import AddResult, Context, Hit
+from madeleine.text.tokens import TokenCounter
+
+
+class AsyncMemory:
+    """The asyncio twin of ``Memory``: every public method, same arguments, run in a worker
+    thread so the event loop never waits on the store or the embedder."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = "./memory-data",
+        *,
+        embedder: Embedder | str | None = None,
+        settings: Settings | None = None,
+        token_counter: TokenCounter | None = None,
+        checks: Sequence[Check] | None = None,
+        rebuild: bool = False,
+        **overrides: Any,
+    ) -> None:
+        self._memory = Memory(
+            path,
+            embedder=embedder,
+            settings=settings,
+            token_counter=token_counter,
+            checks=checks,
+            rebuild=rebuild,
+            **overrides,
+        )
+
+    @property
+    def sync(self) -> Memory:
+        return self._memory
+
+    async def add(
+        self,
+        messages: Sequence[dict[str, Any]] | dict[str, Any],
+        *,
+        user_id: str,
+        session_id: str = "default",
+        timestamp: Moment = None,
+    ) -> AddResult:
+        return await asyncio.to_thread(
+            self._memory.add, messages, user_id=user_id, session_id=session_id, timestamp=timestamp
+        )
+
+    async def add_event(
+        self,
+        *,
+        user_id: str,
+        type: str,
+        data: dict[str, Any] | None = None,
+        timestamp: Moment = None,
+        session_id: str = "events",
+        id: str | None = None,
+    ) -> AddResult:
+        return await asyncio.to_thread(
+            self._memory.add_event,
+            user_id=user_id,
+            type=type,
+            data=data,
+            timestamp=timestamp,
+            session_id=session_id,
+            id=id,
+        )
+
+    async def wait(self, timeout: float | None = None) -> bool:
+        return await asyncio.to_thread(self._memory.wait, timeout)
+
+    async def index_pending(self, progress: Callable[[int], None] | None = None) -> int:
+        return await asyncio.to_thread(self._memory.index_pending, progress)
+
+    async def search(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        limit: int = 10,
+        channels: Sequence[str] | None = None,
+        time_range: tuple[TimeBound, TimeBound] | None = None,
+        stages: dict[str, Any] | None = None,
+        now: Moment = None,
+        as_of: TimeBound = None,
+        include_history: bool = False,
+    ) -> list[Hit]:
+        return await asyncio.to_thread(
+            self._memory.search,
+            query,
+            user_id=user_id,
+            limit=limit,
+            channels=channels,
+            time_range=time_range,
+            stages=stages,
+            now=now,
+            as_of=as_of,
+            include_history=include_history,
+        )
+
+    async def context(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        budget_tokens: int = 2000,
+        limit: int = 50,
+        channels: Sequence[str] | None = None,
+        time_range: tuple[TimeBound, TimeBound] | None = None,
+        stages: dict[str, Any] | None = None,
+        now: Moment = None,
+        window: int = 1,
+        as_of: TimeBound = None,
+        include_history: bool = False,
+    ) -> Context:
+        return await asyncio.to_thread(
+            self._memory.context,
+            query,
+            user_id=user_id,
+            budget_tokens=budget_tokens,
+            limit=limit,
+            channels=channels,
+            time_range=time_range,
+            stages=stages,
+            now=now,
+            window=window,
+            as_of=as_of,
+            include_history=include_history,
+        )
+
+    async def facts(
+        self,
+        user_id: str,
+        *,
+        as_of: TimeBound = None,
+        include_history: bool = False,
+        category: str | None = None,
+    ) -> list[Card]:
+        return await asyncio.to_thread(
+            self._memory.facts,
+            user_id,
+            as_of=as_of,
+            include_history=include_history,
+            category=category,
+        )
+
+    async def profile(self, user_id: str) -> dict[str, dict[str, list[Card]]]:
+        return await asyncio.to_thread(self._memory.profile, user_id)
+
+    async def history(self, fact_id: str) -> list[Card]:
+        return await asyncio.to_thread(self._memory.history, fact_id)
+
+    async def routing_log(self, user_id: str, limit: int = 100) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(self._memory.routing_log, user_id, limit)
+
+    async def alerts(self, user_id: str) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(self._memory.alerts, user_id)
+
+    async def graph(
+        self, user_id: str, *, around: str, depth: int = 2, limit: int = 200
+    ) -> dict[str, Any]:
+        return await asyncio.to_thread(
+            self._memory.graph, user_id, around=around, depth=depth, limit=limit
+        )
+
+    async def delete(self, memory_id: str, *, user_id: str | None = None) -> bool:
+        return await asyncio.to_thread(self._memory.delete, memory_id, user_id=user_id)
+
+    async def delete_message(self, message_id: str, *, user_id: str) -> bool:
+        return await asyncio.to_thread(self._memory.delete_message, message_id, user_id=user_id)
+
+    async def forget_user(self, user_id: str) -> dict[str, int]:
+        return await asyncio.to_thread(self._memory.forget_user, user_id)
+
+    async def export_user(self, user_id: str) -> dict[str, Any]:
+        return await asyncio.to_thread(self._memory.export_user, user_id)
+
+    async def import_claude_code(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        user_id: str,
+        workers: int | None = None,
+        progress: Callable[[str, int], None] | None = None,
+    ) -> ImportReport:
+        return await asyncio.to_thread(
+            self._memory.import_claude_code,
+            directory,
+            user_id=user_id,
+            workers=workers,
+            progress=progress,
+        )
+
+    async def import_chatgpt(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        user_id: str,
+        progress: Callable[[str, int], None] | None = None,
+    ) -> ImportReport:
+        return await asyncio.to_thread(
+            self._memory.import_chatgpt, path, user_id=user_id, progress=progress
+        )
+
+    async def stats(self) -> dict[str, Any]:
+        return await asyncio.to_thread(self._memory.stats)
+
+    async def integrity(self) -> dict[str, int]:
+        return await asyncio.to_thread(self._memory.integrity)
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self._memory.close)
+
+    async def __aenter__(self) -> AsyncMemory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
