@@ -16,7 +16,6 @@ nodes, bounded iterations), so its cost does not grow with the user's history.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,8 +24,9 @@ import numpy.typing as npt
 from scipy import sparse
 
 from madeleine.config import Settings
-from madeleine.graph.entities import SPEAKER_TYPE, entity_key, ngram_keys, speaker_key
+from madeleine.graph.entities import entity_key, ngram_keys, speaker_key
 from madeleine.read.dense import UserRows
+from madeleine.read.graph_view import graph_footprint, graph_view, node_label
 from madeleine.read.lru import UserLRU
 from madeleine.sorted_ids import positions
 from madeleine.store.ports import FactRepository, GraphRepository
@@ -174,141 +174,17 @@ class GraphIndex:
         self._cache.put(user_id, built)
         return built
 
-    @staticmethod
-    def _view_start(user_id: str, graph: UserGraph, cache: UserRows, around: str) -> int:
-        n_p = graph.passages
-        fact_base = n_p + graph.entities.entity_ids.size
-        for prefix, kind, ids, first in (
-            ("ep_", "passage", cache.ids, 0),
-            ("fact_", "fact", graph.facts.ids, fact_base),
-        ):
-            if around.startswith(prefix) and around[len(prefix) :].isdigit():
-                at = int(positions(ids, [int(around[len(prefix) :])])[0])
-                if at < 0:
-                    raise ValueError(f"no {kind} {around!r} in the memory graph of {user_id!r}")
-                return first + at
-        keys = graph.entities.keys
-        if around.startswith("speaker:"):
-            position = keys.get(speaker_key(entity_key(around.removeprefix("speaker:"))))
-        else:
-            key = entity_key(around.removeprefix("entity:"))
-            position = keys.get(key)
-            if position is None:  # a person known only as a speaker
-                position = keys.get(speaker_key(key))
-        if position is None:
-            raise ValueError(f"no entity {around!r} in the memory graph of {user_id!r}")
-        return n_p + position
-
     def footprint(self, user_id: str) -> dict[str, int]:
-        """Bytes the cached graph of a user takes in memory (arrays exactly, strings and the
-        key dictionary by ``sys.getsizeof``); empty when it is not cached."""
+        """The cached graph's size in memory; empty when it is not cached."""
         graph = self._cache.get(user_id)
-        if graph is None:
-            return {}
-        rows = graph.entities
-        arrays = (
-            graph.adjacency.data.nbytes
-            + graph.adjacency.indices.nbytes
-            + graph.adjacency.indptr.nbytes
-            + graph.degree.nbytes
-            + rows.entity_ids.nbytes
-            + rows.vectors.nbytes
-            + graph.names_matrix.nbytes
-            + rows.mention_entity.nbytes
-            + rows.mention_episode.nbytes
-            + graph.facts.ids.nbytes
-            + graph.facts.source_fact.nbytes
-            + graph.facts.source_episode.nbytes
-        )
-        strings = (
-            sum(sys.getsizeof(n) for n in rows.names)
-            + sum(sys.getsizeof(t) for t in rows.types)
-            + sum(sys.getsizeof(statement) for statement in graph.facts.statements)
-        )
-        keys = (
-            sys.getsizeof(rows.keys)
-            + sum(sys.getsizeof(k) for k in rows.keys)
-            + sys.getsizeof(graph.fact_keys)
-            + sum(
-                sys.getsizeof(found) + sum(sys.getsizeof(k) for k in found)
-                for found in graph.fact_keys.values()
-            )
-        )
-        return {
-            "passages": graph.passages,
-            "entities": int(rows.entity_ids.size),
-            "facts": int(graph.facts.ids.size),
-            "edges": int(graph.adjacency.nnz),
-            "bytes": arrays + strings + keys,
-        }
+        return {} if graph is None else graph_footprint(graph)
 
     def view(
         self, user_id: str, cache: UserRows, dim: int, around: str, depth: int, limit: int
     ) -> dict[str, Any]:
-        """Nodes and edges within ``depth`` hops of an entity, speaker, passage (``ep_N``) or
-        fact (``fact_N``), breadth-first."""
-        graph = self.user_graph(user_id, cache, dim)
-        n_p = graph.passages
-        fact_base = n_p + graph.entities.entity_ids.size
-        start = self._view_start(user_id, graph, cache, around)
-        indptr, indices = graph.adjacency.indptr, graph.adjacency.indices
-        order, seen, frontier = [start], {start}, [start]
-        for _ in range(depth):
-            grown = []
-            for node in frontier:
-                for neighbour in indices[indptr[node] : indptr[node + 1]].tolist():
-                    if neighbour not in seen and len(seen) < limit:
-                        seen.add(neighbour)
-                        grown.append(neighbour)
-            order += grown
-            frontier = grown
-        names, types = graph.entities.names, graph.entities.types
-
-        def node_id(node: int) -> str:
-            if node < n_p:
-                return f"ep_{int(cache.ids[node])}"
-            if node >= fact_base:
-                return f"fact_{int(graph.facts.ids[node - fact_base])}"
-            return node_label(names[node - n_p], types[node - n_p])
-
-        nodes: list[dict[str, Any]] = []
-        for node in order:
-            if node < n_p:
-                nodes.append({"id": node_id(node), "type": "passage"})
-            elif node >= fact_base:
-                statement = graph.facts.statements[node - fact_base]
-                nodes.append({"id": node_id(node), "type": "fact", "label": statement})
-            else:
-                position = node - n_p
-                nodes.append(
-                    {
-                        "id": node_id(node),
-                        "type": "entity",
-                        "label": names[position],
-                        "kind": types[position],
-                        "passages": int(graph.degree[position]),
-                    }
-                )
-
-        def edge_kind(low: int, high: int) -> str:  # nodes run passages, entities, facts
-            if high < n_p:
-                return "next"
-            if high >= fact_base:
-                return "source" if low < n_p else "mentions"
-            return "said" if types[high - n_p] == SPEAKER_TYPE else "mentions"
-
-        edges: list[dict[str, str]] = []
-        for node in order:
-            for neighbour in indices[indptr[node] : indptr[node + 1]].tolist():
-                if neighbour in seen and node < neighbour:
-                    edges.append(
-                        {
-                            "source": node_id(node),
-                            "target": node_id(neighbour),
-                            "type": edge_kind(node, neighbour),
-                        }
-                    )
-        return {"around": node_id(start), "nodes": nodes, "edges": edges}
+        return graph_view(
+            self.user_graph(user_id, cache, dim), user_id, cache, around, depth, limit
+        )
 
     def recall(
         self,
@@ -632,8 +508,3 @@ def _ppr(
         if done:
             break
     return rank
-
-
-def node_label(name: str, kind: str) -> str:
-    """How a graph node is named to a viewer: ``entity:Caroline``, ``speaker:Caroline``."""
-    return f"{'speaker' if kind == SPEAKER_TYPE else 'entity'}:{name}"
