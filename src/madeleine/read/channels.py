@@ -8,7 +8,7 @@ overlap the query embedding; channels that need the query vector wait for it in 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -23,6 +23,7 @@ from madeleine.read.query import QueryAnalysis
 from madeleine.read.request import SearchRequest
 from madeleine.records import Hit
 from madeleine.store.ports import EpisodeIndex
+from madeleine.store.records import StoredEpisode
 
 
 @dataclass(slots=True)
@@ -46,6 +47,15 @@ class Query:
     vector: Future[Vectors] | None  # the query embedding, computed on a worker thread
     graph: GraphRecall | None = None  # the graph walk, once run: its fact scores and paths
     prepared: dict[str, Any] = field(default_factory=dict)  # a channel's work from ``start``
+    loaded: dict[int, StoredEpisode] = field(default_factory=dict)  # episodes read so far
+
+    def episodes(self, store: EpisodeIndex, ids: Sequence[int]) -> dict[int, StoredEpisode]:
+        """Episodes by id, each read from the store at most once per query (the dated and
+        rerank stages and the hydration of hits often want the same ones)."""
+        missing = [i for i in ids if i not in self.loaded]
+        if missing:
+            self.loaded.update(store.episodes(missing))
+        return {i: self.loaded[i] for i in ids if i in self.loaded}
 
     @property
     def passage_range(self) -> tuple[float, float] | None:

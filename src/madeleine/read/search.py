@@ -220,7 +220,7 @@ class Searcher:
     ) -> list[Hit]:
         """The chosen rows as hits, each with every stage's explain entry."""
         rows, graph = query.rows, query.graph
-        episodes = self._store.episodes([int(rows.ids[r]) for r in chosen])
+        episodes = query.episodes(self._store, [int(rows.ids[r]) for r in chosen])
         ranks = {name: _rank_map(recall, chosen, rows.ids.size) for name, recall in recalls.items()}
         analysis = query.analysis.to_dict()
         hits: list[Hit] = []

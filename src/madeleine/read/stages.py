@@ -224,7 +224,7 @@ class DatedStage:
         pool_size = min(int((total > 0).sum()), _DATED_POOL)
         if pool_size > 0:
             pool = np.argpartition(-total, pool_size - 1)[:pool_size]
-            episodes = self._store.episodes([int(rows.ids[r]) for r in pool])
+            episodes = query.episodes(self._store, [int(rows.ids[r]) for r in pool])
             for row in pool:
                 episode = episodes.get(int(rows.ids[row]))
                 if episode is not None and mentions_time(episode.body):
@@ -341,7 +341,7 @@ class RerankStage:
             return None
         pool = np.argpartition(-total, pool_size - 1)[:pool_size]
         pool = pool[np.argsort(-total[pool], kind="stable")]
-        episodes = self._store.episodes([int(rows.ids[r]) for r in pool])
+        episodes = query.episodes(self._store, [int(rows.ids[r]) for r in pool])
         kept = np.asarray([r for r in pool if int(rows.ids[r]) in episodes], dtype=np.int64)
         texts = [episodes[int(rows.ids[r])].body for r in kept]
         by, values = self.reranker.score(query.request.query, texts)
