@@ -119,6 +119,14 @@ def _parser() -> argparse.ArgumentParser:
     locomo.add_argument("--conversations", help="comma-separated sample ids")
     locomo.add_argument("--workdir", type=Path, help="where to build the store (default: temp)")
     locomo.add_argument(
+        "--reuse",
+        action="store_true",
+        help="reuse the store an earlier run built in --workdir: messages are found as "
+        "duplicates and nothing is indexed, so the run times searches on the same store "
+        "(recall then differs slightly from a fresh run: BM25 statistics cover every "
+        "conversation from the first question on)",
+    )
+    locomo.add_argument(
         "--no-baselines",
         action="store_true",
         help="skip the same-run bm25-only and dense-only comparison rows",
@@ -399,8 +407,11 @@ def _cmd_bench_locomo(args: argparse.Namespace) -> int:
     wanted = _channels(args.conversations)
     selected = [c for c in corpus if not wanted or c.sample_id in wanted]
     workdir = args.workdir
-    if workdir is not None and workdir.exists() and any(workdir.iterdir()):
-        raise ValueError(f"--workdir {workdir} is not empty; the benchmark needs a fresh store")
+    if workdir is not None and workdir.exists() and any(workdir.iterdir()) and not args.reuse:
+        raise ValueError(
+            f"--workdir {workdir} is not empty; the benchmark needs a fresh store "
+            "(or --reuse to time searches on the store an earlier run built)"
+        )
     main_channels = _channels(args.channels)
     variants: dict[str, Variant] = {"main": Variant(channels=main_channels)}
     if args.ablation:

@@ -29,7 +29,8 @@ CATEGORY_NAMES = {
 }
 _DIA_ID = re.compile(r"D(\d+):(\d+)")
 # Stages switched off for the plain single-channel baselines.
-_PLAIN_OFF = ("windows", "sessions", "entities", "dated", "time", "diversify")
+# a single channel as it recalls: the plain recipe (no score stages), no diversification
+_PLAIN: Mapping[str, Any] = {"recipe": "plain", "diversify": False}
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,8 +177,8 @@ ABLATION: dict[str, Variant] = {
     "no graph": Variant(channels=("dense", "bm25", "facts")),
     "no facts": Variant(channels=("dense", "bm25", "graph")),
     "+ rerank (default chain)": Variant(stages={"rerank": True}),
-    "bm25 only": Variant(channels=("bm25",), stages={name: False for name in _PLAIN_OFF}),
-    "dense only": Variant(channels=("dense",), stages={name: False for name in _PLAIN_OFF}),
+    "bm25 only": Variant(channels=("bm25",), stages=_PLAIN),
+    "dense only": Variant(channels=("dense",), stages=_PLAIN),
 }
 
 
