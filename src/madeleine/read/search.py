@@ -175,7 +175,10 @@ class Searcher:
         for name in recipe.stages:
             stage = self._stages[name]
             if stage.early:
-                effects[name] = _timed(timings, name, stage.effect, query, None)
+                t0 = time.perf_counter()
+                effects[name] = stage.effect(query, None)
+                if effects[name] is not None:  # only the stages that did something are timed
+                    timings[name] = _ms(t0)
         for channel in channels:
             if channel.waits_for_vector:
                 recalls[channel.name] = _timed(
