@@ -1,8 +1,8 @@
 """``AsyncMemory``: the asyncio twin of ``Memory``, method for method.
 
 Each call runs the synchronous method in a worker thread (``asyncio.to_thread``), so the
-event loop never waits on the store or the embedder. tests/test_api_surface.py keeps the
-signatures identical to ``Memory``'s.
+event loop never waits on the store or the embedder. tests/api/test_api_surface.py keeps
+the signatures identical to ``Memory``'s.
 """
 
 from __future__ import annotations
@@ -51,6 +51,10 @@ class AsyncMemory:
     @property
     def sync(self) -> Memory:
         return self._memory
+
+    @property
+    def settings(self) -> Settings:
+        return self._memory.settings
 
     async def add(
         self,

@@ -264,7 +264,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
         print("no memories found")
     for rank, hit in enumerate(hits, start=1):
         channels = " ".join(
-            f"{name}#{info['rank']}" for name, info in hit.explain["channels"].items()
+            f"{name}#{info['rank']}" if "rank" in info else name  # a fact the graph reached
+            for name, info in hit.explain["channels"].items()
         )
         print(f"{rank:>2}. {hit.score:.4f} [{hit.timestamp:%Y-%m-%d %H:%M}] {hit.text}")
         print(f"    id={hit.id} sources={','.join(hit.source_ids)} via {channels}")

@@ -59,6 +59,28 @@ def test_cli_add_search_context_stats_delete(tmp_path: Path) -> None:
     assert [e["external_id"] for e in exported["events"]] == ["m2"]
 
 
+def test_cli_search_lists_fact_hits_the_graph_reached(tmp_path: Path) -> None:
+    """A fact reached by the graph walk has a graph score but no graph rank: the readable
+    listing names the channel instead of failing on the missing rank."""
+    messages = [
+        {"role": "user", "name": "Mina", "id": "m1", "content": "Find me a flight to Tokyo."},
+        {"role": "assistant", "id": "m2", "content": "JAL at 9am or ANA at 1pm?"},
+        {"role": "user", "name": "Mina", "id": "m3", "content": "ok, book that one at 9am"},
+    ]
+    data = tmp_path / "data"
+    _cli("add", "--user", "mina", "--session", "trip", "-", data=data, stdin=json.dumps(messages))
+    listed = _cli("search", "--user", "mina", "which airline?", data=data)
+    assert listed.returncode == 0, listed.stderr
+    as_json = json.loads(
+        _cli("search", "--user", "mina", "which airline?", "--json", data=data).stdout
+    )
+    assert listed.stdout.count("    id=") == len(as_json) > 0
+    facts = [hit for hit in as_json if hit["kind"] == "fact"]
+    assert facts, "the trip is a fact card: it should be among the hits"
+    for hit in facts:
+        assert f"id={hit['id']}" in listed.stdout
+
+
 def test_cli_reports_bad_input_clearly(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([{"role": "user"}]))

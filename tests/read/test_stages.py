@@ -110,11 +110,10 @@ def test_window_stage_lifts_a_turn_by_its_best_neighbour() -> None:
     assert effect.entry(0) == {"contribution": 0.2} and effect.entry(3) is None
 
 
-def test_window_stage_obeys_its_switch() -> None:
-    rows = _rows([1, 2], sessions=[0, 0])
-    base = np.ones(2)
-    query = _query(rows, stages=Stages(windows=False))
-    assert WindowStage(0.2).effect(query, ScoreState(base, base.copy())) is None
+def test_switches_allow_stages_and_stages_without_one_always_run() -> None:
+    switches = Stages(windows=False, decay=True)
+    assert not switches.allows("windows") and switches.allows("decay")
+    assert switches.allows("range")  # a filter, not a preference: no switch
 
 
 def test_range_stage_zeroes_what_falls_outside_or_after_as_of() -> None:
@@ -209,3 +208,19 @@ def test_a_time_range_filters_out_passages_said_outside_it(fast_memory: Memory) 
         "report", user_id="u", time_range=("2024-04-01", "2024-05-15"), channels=["bm25"]
     )
     assert all("report" not in h.text for h in hits)
+
+
+def test_switching_on_a_stage_the_recipe_lacks_is_an_error() -> None:
+    with pytest.raises(ValueError, match="'plain' recipe has no windows stage"):
+        Stages.parse({"recipe": "plain", "windows": True}, Stages())
+    assert Stages.parse({"recipe": "plain", "windows": False}, Stages()).recipe == "plain"
+
+
+def test_the_searcher_enforces_the_switches_not_the_stages(fast_memory: Memory) -> None:
+    query = "ramen place recommendation"
+    on = fast_memory.search(query, user_id="u", channels=["dense", "bm25"])
+    off = fast_memory.search(
+        query, user_id="u", channels=["dense", "bm25"], stages={"windows": False}
+    )
+    assert any("window" in h.explain for h in on)
+    assert not any("window" in h.explain for h in off)

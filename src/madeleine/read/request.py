@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from madeleine.read.explain import FusionName
-from madeleine.read.recipe import RECIPES
+from madeleine.read.recipe import RECIPES, StageName
 from madeleine.text.timeparse import parse_timestamp, to_epoch
 from madeleine.write.normalize import require_id
 
@@ -49,6 +49,11 @@ class Stages:
     rerank: bool = False
     diversify: bool | None = None  # None: decided by query analysis (broad questions)
 
+    def allows(self, stage: StageName) -> bool:
+        """Whether this query runs the stage (stages without a switch always run)."""
+        switch = getattr(self, stage, True)
+        return bool(switch)
+
     @classmethod
     def parse(cls, raw: object, defaults: Stages) -> Stages:
         if raw is None:
@@ -73,6 +78,12 @@ class Stages:
         if diversify not in (None, True, False, "auto"):
             raise ValueError("stages['diversify'] must be True, False or 'auto'")
         switches = {name: raw[name] for name in _BOOL_STAGES if name in raw}
+        absent = [n for n, on in switches.items() if on and n not in RECIPES[recipe].stages]
+        if absent:
+            raise ValueError(
+                f"the {recipe!r} recipe has no {' or '.join(absent)} stage: "
+                f"it runs {list(RECIPES[recipe].stages)}"
+            )
         return replace(
             defaults,
             recipe=recipe,

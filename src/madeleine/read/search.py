@@ -127,6 +127,10 @@ class Searcher:
             RerankStage(store, self.reranker, settings.rerank.top_n, settings.rerank.weight),
         ]
         self._stages: dict[StageName, Stage] = {s.name: s for s in stages}
+        for recipe in RECIPES.values():
+            missing = [name for name in recipe.stages if name not in self._stages]
+            if missing:
+                raise ValueError(f"recipe {recipe.name!r} names unregistered stages {missing}")
 
     def search(self, request: SearchRequest) -> list[Hit]:
         started = time.perf_counter()
@@ -172,8 +176,9 @@ class Searcher:
                     timings, channel.name, channel.recall, query, recalls
                 )
         effects: dict[str, Effect | None] = {}
-        for name in recipe.stages:
-            stage = self._stages[name]
+        stages = [self._stages[name] for name in recipe.stages if request.stages.allows(name)]
+        for stage in stages:
+            name = stage.name
             if stage.early:
                 t0 = time.perf_counter()
                 effects[name] = stage.effect(query, None)
@@ -190,9 +195,8 @@ class Searcher:
         base = self._fusions[request.stages.fusion].fuse(_in_recall_order(recalls), size)
         scores = ScoreState(base, base.copy())
         applied: list[Effect] = []
-        for name in recipe.stages:
-            stage = self._stages[name]
-            effect = effects[name] if stage.early else stage.effect(query, scores)
+        for stage in stages:
+            effect = effects[stage.name] if stage.early else stage.effect(query, scores)
             if effect is not None:
                 effect.apply(scores.total)
                 applied.append(effect)
@@ -226,6 +230,7 @@ class Searcher:
         episodes = query.episodes(self._store, [int(rows.ids[r]) for r in chosen])
         ranks = {name: _rank_map(recall, chosen, rows.ids.size) for name, recall in recalls.items()}
         analysis = query.analysis.to_dict()
+        ms = {**timings, "total": _ms(started)}
         hits: list[Hit] = []
         for row in chosen:
             episode = episodes.get(int(rows.ids[row]))
@@ -238,7 +243,7 @@ class Searcher:
                 "base": round(float(scores.base[row]), 6),
                 "fused": round(score, 6),
                 "query": analysis,
-                "ms": {**timings, "total": _ms(started)},
+                "ms": dict(ms),
             }
             path = None if graph is None else graph.path(row)
             if graph is not None and path is not None:

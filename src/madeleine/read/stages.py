@@ -2,8 +2,11 @@
 
 A stage returns an ``Effect`` (what it adds, multiplies or sets, and its explain entry per
 hit) instead of editing scores itself, so the recipe alone decides the order and every
-change is visible. ``early`` stages do not read scores: they are computed while the query is
-embedded (their lookups overlap the dense channel) and applied at their place in the recipe.
+change is visible. The searcher runs a stage only when the query's switches allow it
+(``Stages.allows``). A stage never lifts a passage whose score is 0: 0 means "not a
+candidate" (no channel recalled it, or the time range filtered it out). ``early`` stages do
+not read scores: they are computed while the query is embedded (their lookups overlap the
+dense channel) and applied at their place in the recipe.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ class WindowStage:
         self._weight = weight
 
     def effect(self, query: Query, scores: ScoreState | None) -> Effect | None:
-        if not query.request.stages.windows or self._weight <= 0 or scores is None:
+        if self._weight <= 0 or scores is None:
             return None
         rows, base = query.rows, scores.base
         previous = np.where(rows.prev >= 0, base[np.maximum(rows.prev, 0)], 0.0)
@@ -113,7 +116,7 @@ class SessionStage:
 
     def effect(self, query: Query, scores: ScoreState | None) -> Effect | None:
         analysis, rows = query.analysis, query.rows
-        if not query.request.stages.sessions or self._weight <= 0 or not analysis.terms:
+        if self._weight <= 0 or not analysis.terms:
             return None
         found = self._store.session_search(query.request.user_id, analysis.terms, 100)
         per_session = np.zeros(len(rows.session_names), dtype=np.float64)
@@ -157,7 +160,7 @@ class EntityStage:
 
     def effect(self, query: Query, scores: ScoreState | None) -> Effect | None:
         analysis, rows = query.analysis, query.rows
-        if not query.request.stages.entities or self._weight <= 0 or not analysis.entities:
+        if self._weight <= 0 or not analysis.entities:
             return None
         size = rows.ids.size
         gain = np.zeros(size, dtype=np.float64)
@@ -212,12 +215,7 @@ class DatedStage:
         self._weight = weight
 
     def effect(self, query: Query, scores: ScoreState | None) -> Effect | None:
-        if (
-            scores is None
-            or not query.analysis.asks_when
-            or not query.request.stages.dated
-            or self._weight <= 0
-        ):
+        if scores is None or not query.analysis.asks_when or self._weight <= 0:
             return None
         total, rows = scores.total, query.rows
         gain = np.zeros_like(total)
@@ -247,7 +245,7 @@ class TimeStage:
 
     def effect(self, query: Query, scores: ScoreState | None) -> Effect | None:
         request = query.request
-        if scores is None or not request.stages.time:
+        if scores is None:
             return None
         hint = parse_time_hint(request.query, from_epoch(request.now))
         if hint is None:
@@ -304,7 +302,7 @@ class DecayStage:
         self._half_lives = half_lives
 
     def effect(self, query: Query, scores: ScoreState | None) -> Effect | None:
-        if not query.request.stages.decay or not self._half_lives:
+        if not self._half_lives:
             return None
         rows = query.rows
         factor = np.ones(rows.ids.size, dtype=np.float64)
@@ -333,7 +331,7 @@ class RerankStage:
         self._weight = weight
 
     def effect(self, query: Query, scores: ScoreState | None) -> Effect | None:
-        if scores is None or not query.request.stages.rerank:
+        if scores is None:
             return None
         total, rows = scores.total, query.rows
         pool_size = min(int((total > 0).sum()), self._top_n)
