@@ -1,4 +1,4 @@
-"""Recall channels: each proposes candidates on its own, fusion decides (design principle 4).
+"""Recall channels: each proposes candidates on its own, and fusion decides.
 
 A ``Channel`` recalls over the user's passages (dense, BM25, graph) and feeds fusion; a
 ``MergedChannel`` scores records of its own (facts; later knowledge-base chunks) and merges
