@@ -683,12 +683,6 @@ def test_reinforce_raises_confidence(store: Store) -> None:
     assert fact is not None and fact.card.confidence == pytest.approx(0.95)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SQLite bug: reinforce() records the new source in fact_sources only; the card "
-    "(card.sources) keeps its first sources, so callers that read card.sources (fact hits' "
-    "citations, delete('fact_N')) miss the reinforcing message",
-)
 def test_reinforce_adds_its_sources_to_the_card(store: Store) -> None:
     first, second = append(store, new_event(ALICE, "a", at=1.0), new_event(ALICE, "b", at=2.0))
     number = insert_fact(store, ALICE, draft("Prefers window seats", sources=[first]))
@@ -1021,11 +1015,6 @@ def test_delete_event_removes_facts_only_it_sourced(store: Store) -> None:
     assert [h[0] for h in store.facts.lexical(ALICE, ["window", "vegetarian"], 10)] == [shared]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SQLite bug: forget_event_sources() removes the deleted event from fact_sources "
-    "only; the surviving fact's card.sources still lists the deleted event id",
-)
 def test_a_surviving_fact_no_longer_cites_the_deleted_event(store: Store) -> None:
     gone, other = append(store, new_event(ALICE, "a", at=1.0), new_event(ALICE, "b", at=2.0))
     shared = insert_fact(store, ALICE, draft("Is vegetarian", key="diet", sources=[gone, other]))

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from madeleine.read.explain import FusionName
 from madeleine.read.recipe import RECIPES, StageName
 from madeleine.text.timeparse import parse_timestamp, to_epoch
-from madeleine.write.normalize import require_id
+from madeleine.write.normalize import require_id, require_text
 
 TimeBound = datetime | str | float | int | None
 
@@ -125,6 +125,7 @@ def build_request(
         raise ValueError("query must be a non-empty string")
     if len(query) > _MAX_QUERY_CHARS:
         raise ValueError(f"query is longer than {_MAX_QUERY_CHARS:,} characters")
+    require_text(query, "query")
     user = require_id(user_id, "user_id")
     if isinstance(limit, bool) or not isinstance(limit, int):
         raise TypeError(f"limit must be an int, got {type(limit).__name__}")

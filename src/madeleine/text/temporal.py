@@ -62,7 +62,7 @@ _KO_YEAR_MONTH = re.compile(r"((?:19|20)\d\d)\s*년\s*(\d{1,2})\s*월")
 _KO_REL_YEAR_MONTH = re.compile(r"(작년|올해|재작년)\s*(\d{1,2})\s*월")
 _KO_MONTH = re.compile(r"(?<![\d년])(\d{1,2})\s*월(?:에|달)?")
 _KO_RECENT = re.compile(r"(최근|요즘|요새)")
-_KO_ANCHOR = re.compile(r"(\S+(?:\s\S+)?)\s*(전에|이전에|후에|이후에|다음에)")
+_KO_ANCHOR = re.compile(r"(?<!\S)(\S+(?:\s\S+)?)\s*(전에|이전에|후에|이후에|다음에)")
 
 
 @dataclass(frozen=True, slots=True)

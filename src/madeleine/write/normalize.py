@@ -14,6 +14,37 @@ from madeleine.text.timeparse import parse_timestamp, to_epoch
 
 _KNOWN_KEYS = frozenset({"role", "content", "name", "id", "timestamp", "metadata"})
 _MAX_ID_CHARS = 512
+MAX_METADATA_BYTES = 64 * 1024  # a message's metadata, as JSON
+
+
+def require_text(value: str, field: str) -> str:
+    """Text must be encodable: a lone surrogate (half of a UTF-16 pair, e.g. from a broken
+    JSON decoder) cannot be stored, indexed or hashed."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{field} is not valid Unicode: a lone surrogate {value[exc.start]!r} at "
+            f"position {exc.start}"
+        ) from None
+    return value
+
+
+def require_metadata(metadata: object, field: str) -> dict[str, Any]:
+    """A JSON object of finite numbers and valid text, at most ``MAX_METADATA_BYTES``: one
+    NaN stored would make every later read of the user's data fail."""
+    if not isinstance(metadata, Mapping):
+        raise TypeError(f"{field} must be a dict, got {type(metadata).__name__}")
+    try:
+        encoded = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:
+        raise ValueError(f"{field} must hold finite numbers only (no NaN or infinity)") from exc
+    except (TypeError, RecursionError) as exc:
+        raise TypeError(f"{field} must be JSON-serializable: {exc}") from exc
+    require_text(encoded, field)
+    if len(encoded.encode("utf-8")) > MAX_METADATA_BYTES:
+        raise ValueError(f"{field} is larger than {MAX_METADATA_BYTES // 1024} KiB as JSON")
+    return dict(metadata)
 
 
 def require_id(value: object, argument: str) -> str:
@@ -24,7 +55,7 @@ def require_id(value: object, argument: str) -> str:
         raise ValueError(f"{argument} must be a non-empty string")
     if len(value) > _MAX_ID_CHARS:
         raise ValueError(f"{argument} is longer than {_MAX_ID_CHARS} characters")
-    return value
+    return require_text(value, argument)
 
 
 def normalize_messages(
@@ -77,12 +108,16 @@ def normalize_messages(
             )
         if "\x00" in content:
             raise ValueError(f"{where}['content'] contains a NUL character")
+        require_text(content, f"{where}['content']")
         role = message.get("role", "user")
-        if not isinstance(role, str) or not role.strip():
-            raise TypeError(f"{where}['role'] must be a non-empty str")
+        if not isinstance(role, str) or not role.strip() or len(role) > 64:
+            raise TypeError(f"{where}['role'] must be a non-empty str of at most 64 characters")
+        require_text(role, f"{where}['role']")
         name = message.get("name")
         if name is not None and (not isinstance(name, str) or len(name) > _MAX_ID_CHARS):
             raise TypeError(f"{where}['name'] must be a str of at most {_MAX_ID_CHARS} characters")
+        if name is not None:
+            require_text(name, f"{where}['name']")
         external_id = message.get("id")
         if external_id is not None:
             if isinstance(external_id, bool) or not isinstance(external_id, str | int):
@@ -90,13 +125,8 @@ def normalize_messages(
             external_id = str(external_id)
             if not external_id or len(external_id) > _MAX_ID_CHARS:
                 raise ValueError(f"{where}['id'] must be 1..{_MAX_ID_CHARS} characters")
-        metadata = message.get("metadata") or {}
-        if not isinstance(metadata, Mapping):
-            raise TypeError(f"{where}['metadata'] must be a dict")
-        try:
-            json.dumps(metadata)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{where}['metadata'] must be JSON-serializable: {exc}") from exc
+            require_text(external_id, f"{where}['id']")
+        metadata = require_metadata(message.get("metadata") or {}, f"{where}['metadata']")
         raw_time = message.get("timestamp")
         occurred = (
             default_time if raw_time is None else parse_timestamp(raw_time, f"{where}['timestamp']")

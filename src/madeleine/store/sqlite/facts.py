@@ -112,6 +112,7 @@ class SQLiteFacts:
             "INSERT OR IGNORE INTO fact_sources(fact_id, event_id) VALUES (?, ?)",
             [(fact_id, event_id) for event_id in sources],
         )
+        _sync_sources(conn, [fact_id])
 
     def mark_superseded_by(self, tx: Transaction, new_id: int, old: StoredFact, now: float) -> None:
         """A late-arriving older statement: ``new_id`` is history from the start, superseded
@@ -381,6 +382,7 @@ class SQLiteFacts:
             ).fetchone()
         ]
         self._delete(conn, orphaned)
+        _sync_sources(conn, [fact_id for fact_id in touched if fact_id not in set(orphaned)])
         return len(orphaned)
 
     @staticmethod
@@ -395,6 +397,22 @@ class SQLiteFacts:
                 "WHERE superseded_by = ?",
                 (fact_id,),
             )
+
+
+def _sync_sources(conn: sqlite3.Connection, fact_ids: Sequence[int]) -> None:
+    """The card lists its sources as ``fact_sources`` holds them (first source first): a
+    card must cite a reinforcing message, and never a deleted one."""
+    for fact_id in fact_ids:
+        sources = [
+            int(r[0])
+            for r in conn.execute(
+                "SELECT event_id FROM fact_sources WHERE fact_id = ? ORDER BY rowid", (fact_id,)
+            )
+        ]
+        conn.execute(
+            "UPDATE facts SET card = json_set(card, '$.sources', json(?)) WHERE id = ?",
+            (json.dumps(sources), fact_id),
+        )
 
 
 def _current(conn: sqlite3.Connection, user_id: str) -> list[StoredFact]:

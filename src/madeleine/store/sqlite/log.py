@@ -45,7 +45,7 @@ class LogTables:
                         event.role,
                         event.name,
                         event.content,
-                        json.dumps(event.metadata, ensure_ascii=False),
+                        json.dumps(event.metadata, ensure_ascii=False, allow_nan=False),
                         event.occurred_at,
                         now,
                         event.content_hash,
