@@ -83,3 +83,48 @@ def test_the_korean_anchor_rule_is_linear_on_a_long_run_without_spaces() -> None
     assert hint is not None and hint.expression == "어제"
     hint = parse_time_hint("결혼식 전에 뭐 했어?", now)
     assert hint is not None and hint.anchor == "결혼식" and hint.anchor_direction == "before"
+
+
+def _files_text(path: Path) -> bytes:
+    return b"".join(f.read_bytes() for f in path.rglob("*") if f.is_file())
+
+
+@pytest.mark.parametrize("how", ["message", "episode"])
+def test_a_deleted_message_leaves_no_alert_log_entry_or_byte_behind(
+    tmp_path: Path, how: str
+) -> None:
+    path = tmp_path / "m"
+    with Memory(path, embedder=HashingEmbedder(), background=False) as memory:
+        memory.add(
+            [
+                {"content": "I'm allergic to penicillin.", "id": "allergy"},
+                {"content": "My doctor put me on amoxicillin.", "id": "drug"},
+            ],
+            user_id="u",
+        )
+        memory.wait()
+        assert memory.alerts("u"), "the drug-class check should fire"
+        if how == "message":
+            assert memory.delete_message("drug", user_id="u")
+        else:
+            (hit,) = [h for h in memory.search("amoxicillin", user_id="u") if h.kind == "turn"][:1]
+            assert memory.delete(hit.id, user_id="u")
+        memory.wait()
+        assert memory.alerts("u") == []
+        assert not any("amoxicillin" in str(entry) for entry in memory.routing_log("u"))
+        assert "amoxicillin" not in memory.context("medication allergy", user_id="u").text
+        assert [c.statement for c in memory.facts("u")] == ["The user is allergic to penicillin."]
+        assert b"amoxicillin" not in _files_text(path)  # database, WAL and index files
+    assert b"amoxicillin" not in _files_text(path)
+
+
+def test_a_deleted_duplicate_takes_its_routing_entry_and_citation_along(mem: Memory) -> None:
+    mem.add([{"content": "I am vegetarian.", "id": "v1"}], user_id="u")
+    mem.add([{"content": "As I said, I am vegetarian.", "id": "v2"}], user_id="u")
+    mem.wait()
+    (card,) = [c for c in mem.facts("u") if "vegetarian" in c.statement]
+    assert len(card.sources) == 2, "a reinforcing message is a source of the card"
+    assert mem.delete_message("v2", user_id="u")
+    (card,) = [c for c in mem.facts("u") if "vegetarian" in c.statement]
+    assert len(card.sources) == 1
+    assert not any(e["decision"] == "duplicate" for e in mem.routing_log("u"))

@@ -196,6 +196,7 @@ class Resolver:
                 "statement": draft.statement,
                 "similarity": round(similarity, 4),
                 "confidence": confidence,
+                "sources": list(draft.sources),  # a delete of that message finds this entry
             },
             now,
         )

@@ -361,7 +361,9 @@ class SQLiteFacts:
         return len(ids)
 
     def forget_event_sources(self, tx: Transaction, event_ids: Sequence[int]) -> int:
-        """Facts whose every source is deleted go too; others lose that source."""
+        """Facts whose every source is deleted go too (with their alerts and routing-log
+        entries); others lose that source. Routing-log entries drawn from a deleted message
+        go whatever fact they name: they quote it."""
         conn = conn_of(tx)
         if not event_ids:
             return 0
@@ -383,11 +385,30 @@ class SQLiteFacts:
         ]
         self._delete(conn, orphaned)
         _sync_sources(conn, [fact_id for fact_id in touched if fact_id not in set(orphaned)])
+        conn.execute(
+            "DELETE FROM routing_log WHERE id IN (SELECT r.id FROM routing_log AS r, "
+            f"json_each(r.detail, '$.sources') AS s WHERE s.value IN ({marks}))",
+            list(event_ids),
+        )
         return len(orphaned)
 
     @staticmethod
     def _delete(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
+        """Facts and everything that names them: sources, lexical rows, alerts, routing-log
+        entries; a version they superseded is current again."""
         for fact_id in ids:
+            name = f"fact_{fact_id}"
+            conn.execute(
+                "DELETE FROM alerts WHERE id IN (SELECT a.id FROM alerts AS a, "
+                "json_each(a.fact_ids) AS f WHERE f.value = ?)",
+                (name,),
+            )
+            conn.execute(
+                "DELETE FROM routing_log WHERE fact_id = ? OR other_id = ? OR id IN "
+                "(SELECT r.id FROM routing_log AS r, json_each(r.detail, '$.facts') AS f "
+                "WHERE f.value = ?)",
+                (fact_id, fact_id, name),
+            )
             conn.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
             conn.execute("DELETE FROM fact_sources WHERE fact_id = ?", (fact_id,))
             conn.execute("DELETE FROM facts WHERE id = ?", (fact_id,))

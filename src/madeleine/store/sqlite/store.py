@@ -171,6 +171,8 @@ class SQLiteStore(LogTables, EpisodeTables):
             self._bump(conn, user_id, changed=True)
             refresh_digest(conn, user_id, session_id)
             purge_lexical_remnants(conn)
+        # the deleted text must not linger in the write-ahead log either
+        self._db.get().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return True
 
     def forget_user(self, user_id: str) -> dict[str, int]:
