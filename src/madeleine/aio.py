@@ -169,8 +169,8 @@ class AsyncMemory:
     async def profile(self, user_id: str) -> dict[str, dict[str, list[Card]]]:
         return await asyncio.to_thread(self._memory.profile, user_id)
 
-    async def history(self, fact_id: str) -> list[Card]:
-        return await asyncio.to_thread(self._memory.history, fact_id)
+    async def history(self, fact_id: str, *, user_id: str) -> list[Card]:
+        return await asyncio.to_thread(self._memory.history, fact_id, user_id=user_id)
 
     async def routing_log(self, user_id: str, limit: int = 100) -> list[dict[str, Any]]:
         return await asyncio.to_thread(self._memory.routing_log, user_id, limit)

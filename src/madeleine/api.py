@@ -20,9 +20,15 @@ from madeleine.facts.cards import Card
 from madeleine.facts.checks import Check
 from madeleine.importers.runner import ImportReport, import_chatgpt, import_claude_code
 from madeleine.read.context import validate_budget
-from madeleine.read.request import SearchRequest, TimeBound, build_request, epoch_of
+from madeleine.read.request import (
+    SearchRequest,
+    TimeBound,
+    build_request,
+    epoch_of,
+    require_limit,
+)
 from madeleine.records import AddResult, Context, Hit
-from madeleine.store.records import fact_number
+from madeleine.store.records import MAX_ID, fact_number
 from madeleine.text.tokens import TokenCounter
 from madeleine.write.normalize import require_id
 
@@ -185,18 +191,26 @@ class Memory:
             grouped.setdefault(card.category.value, {}).setdefault(subtopic, []).append(card)
         return grouped
 
-    def history(self, fact_id: str) -> list[Card]:
-        """Every version of a fact, oldest first (what superseded what, and when)."""
+    def history(self, fact_id: str, *, user_id: str) -> list[Card]:
+        """Every version of one of the user's facts, oldest first (what superseded what, and
+        when); empty when the user has no such fact (another user's id is "not found")."""
         engine = self._open()
+        require_id(user_id, "user_id")
         if not isinstance(fact_id, str):
             raise TypeError(f"fact_id must be a str, got {type(fact_id).__name__}")
-        chain = engine.store.facts.chain(fact_number(fact_id))
+        number = fact_number(fact_id)
+        if number > MAX_ID:
+            return []
+        chain = engine.store.facts.chain(number)
+        if not chain or chain[0].card.user_id != user_id:
+            return []
         return [engine.restorer.card(f.card) for f in chain]
 
     def routing_log(self, user_id: str, limit: int = 100) -> list[dict[str, Any]]:
         """The write path's decisions about this user's facts, newest first."""
         engine = self._open()
         require_id(user_id, "user_id")
+        require_limit(limit, "limit", 10_000)
         return engine.store.facts.routing_log(user_id, limit)
 
     def alerts(self, user_id: str) -> list[dict[str, Any]]:

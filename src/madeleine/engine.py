@@ -23,6 +23,7 @@ from madeleine.read.restore import Restorer
 from madeleine.read.search import Searcher
 from madeleine.store import open_store
 from madeleine.store.ports import Store
+from madeleine.store.records import MAX_ID
 from madeleine.text.analyzer import Analyzer, MultilingualAnalyzer
 from madeleine.text.pii import policy_from
 from madeleine.text.tokens import TokenCounter, estimate_tokens
@@ -62,6 +63,8 @@ class Engine:
                 f"memory_id must look like 'ep_123', 'fact_12' or 'ev_123', got {memory_id!r}"
             )
         kind, number = match.group(1), int(match.group(2))
+        if number > MAX_ID:
+            return False  # no record has such an id
         if kind == "fact":
             fact = self.store.facts.get(number)
             if fact is None or (user_id is not None and fact.card.user_id != user_id):

@@ -128,3 +128,39 @@ def test_a_deleted_duplicate_takes_its_routing_entry_and_citation_along(mem: Mem
     (card,) = [c for c in mem.facts("u") if "vegetarian" in c.statement]
     assert len(card.sources) == 1
     assert not any(e["decision"] == "duplicate" for e in mem.routing_log("u"))
+
+
+@pytest.mark.parametrize(
+    "moment", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00", "1066-10-14"]
+)
+def test_a_timestamp_at_the_edge_of_the_calendar_is_a_clear_error(mem: Memory, moment: str) -> None:
+    with pytest.raises(ValueError, match=r"timestamp is out of range"):
+        mem.add([{"content": "hello"}], user_id="u", timestamp=moment)
+    with pytest.raises(ValueError, match=r"messages\[0\]\['timestamp'\] is out of range"):
+        mem.add([{"content": "hello", "timestamp": moment}], user_id="u")
+    with pytest.raises(ValueError, match="as_of is out of range"):
+        mem.search("Lisbon", user_id="u", as_of=moment)
+
+
+def test_a_huge_id_names_nothing(mem: Memory) -> None:
+    assert mem.delete("ep_99999999999999999999") is False
+    assert mem.delete("fact_99999999999999999999", user_id="u") is False
+    assert mem.history("fact_99999999999999999999", user_id="u") == []
+
+
+@pytest.mark.parametrize(("limit", "error"), [("x", TypeError), (-5, ValueError), (0, ValueError)])
+def test_routing_log_limit_is_checked(mem: Memory, limit: object, error: type[Exception]) -> None:
+    with pytest.raises(error, match="limit"):
+        mem.routing_log("u", limit=limit)  # type: ignore[arg-type]
+
+
+def test_history_is_scoped_to_its_user(tmp_path: Path) -> None:
+    with Memory(tmp_path / "m", embedder=HashingEmbedder(), background=False) as memory:
+        memory.add(
+            [{"content": "My email is mina@example.com and I live in Seoul."}], user_id="mina"
+        )
+        memory.wait()
+        (card, *_) = memory.facts("mina")
+        assert memory.history(card.id, user_id="mina")
+        assert memory.history(card.id, user_id="eve") == []  # not found, never data
+        assert memory.delete(card.id, user_id="eve") is False

@@ -84,7 +84,7 @@ def test_latest_truth_wins_and_history_stays(tmp_path: Path, embedder: Embedder)
         assert len(now) == 1 and "Shanghai" in now[0].statement
         before = [c for c in memory.facts("u", as_of="2023-06-01") if c.key == "location.home"]
         assert len(before) == 1 and "Beijing" in before[0].statement
-        history = memory.history(now[0].id)
+        history = memory.history(now[0].id, user_id=now[0].user_id)
         assert [("Beijing" in c.statement, c.status) for c in history] == [
             (True, "superseded"),
             (False, "current"),

@@ -127,16 +127,13 @@ def build_request(
         raise ValueError(f"query is longer than {_MAX_QUERY_CHARS:,} characters")
     require_text(query, "query")
     user = require_id(user_id, "user_id")
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise TypeError(f"limit must be an int, got {type(limit).__name__}")
-    if not 1 <= limit <= _MAX_LIMIT:
-        raise ValueError(f"limit must be between 1 and {_MAX_LIMIT}, got {limit}")
+    count = require_limit(limit, "limit", _MAX_LIMIT)
     if not isinstance(include_history, bool):
         raise TypeError(f"include_history must be a bool, got {type(include_history).__name__}")
     return SearchRequest(
         query=query,
         user_id=user,
-        limit=limit,
+        limit=count,
         channels=_validate_channels(channels),
         time_range=_validate_time_range(time_range),
         stages=Stages.parse(stages, defaults),
@@ -146,6 +143,16 @@ def build_request(
         as_of=None if as_of is None else epoch_of(as_of, "as_of"),
         include_history=include_history,
     )
+
+
+def require_limit(value: object, field: str, most: int) -> int:
+    """A count a caller asks for: an int from 1 to ``most`` (never a negative or a string
+    that the database would take as "everything")."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{field} must be an int, got {type(value).__name__}")
+    if not 1 <= value <= most:
+        raise ValueError(f"{field} must be between 1 and {most}, got {value}")
+    return value
 
 
 def epoch_of(value: TimeBound, field: str) -> float:

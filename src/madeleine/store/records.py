@@ -104,6 +104,9 @@ class UserVectors:
     pinned: npt.NDArray[np.bool_]  # metadata {"pinned": true}: exempt from time decay
 
 
+MAX_ID = 2**63 - 1  # record ids are 64-bit integers: a larger number names nothing
+
+
 class Transaction:
     """An open write transaction of one backend. Opaque outside ``store/``: the engine only
     passes it back to the store's methods, so that records written by several parts of the

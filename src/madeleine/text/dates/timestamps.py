@@ -23,7 +23,7 @@ def parse_timestamp(value: object, argument: str = "timestamp") -> datetime:
     Naive values are taken as UTC. Raises ``TypeError``/``ValueError`` naming ``argument``.
     """
     if isinstance(value, datetime):
-        return to_utc(value)
+        return _in_range(value, argument, value)
     if isinstance(value, bool):
         raise TypeError(
             f"{argument} must be a datetime, ISO-8601 string or epoch seconds, got bool"
@@ -38,12 +38,14 @@ def parse_timestamp(value: object, argument: str = "timestamp") -> datetime:
         if not text:
             raise ValueError(f"{argument} is an empty string")
         try:
-            return to_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
+            parsed_iso = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
-            pass
+            parsed_iso = None
+        if parsed_iso is not None:
+            return _in_range(parsed_iso, argument, value)
         parsed = _parse_spoken(text)
         if parsed is not None:
-            return parsed
+            return _in_range(parsed, argument, value)
         raise ValueError(
             f"{argument} is not a valid timestamp: {value!r} "
             "(use ISO-8601 such as '2024-09-15T10:00:00' or epoch seconds)"
@@ -52,6 +54,19 @@ def parse_timestamp(value: object, argument: str = "timestamp") -> datetime:
         f"{argument} must be a datetime, ISO-8601 string or epoch seconds, "
         f"got {type(value).__name__}"
     )
+
+
+def _in_range(moment: datetime, argument: str, raw: object) -> datetime:
+    """The same window as epoch seconds (1900–2200): a moment at the edge of the calendar
+    ("0001-01-01T00:00:00+14:00") cannot even be converted to UTC."""
+    try:
+        utc = to_utc(moment)
+        seconds = utc.timestamp()
+    except (OverflowError, ValueError):
+        seconds = math.nan
+    if not _MIN_EPOCH <= seconds <= _MAX_EPOCH:
+        raise ValueError(f"{argument} is out of range (1900 to 2200): {raw!r}")
+    return utc
 
 
 def to_epoch(moment: datetime) -> float:
