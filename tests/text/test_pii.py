@@ -70,6 +70,14 @@ def found(text: str) -> list[tuple[str, str]]:
         ("the door PIN is 0000", C.PIN, "0000"),
         ("CVV 123", C.CVV, "123"),
         ("security code 987", C.CVV, "987"),
+        # the value before its label, and login pairs (issue 13: stored in clear before)
+        ("hunter2! is my password", C.PASSWORD, "hunter2!"),
+        ("Fluffy was my old password", C.PASSWORD, "Fluffy"),
+        ('"correct horse" is my passphrase', C.PASSWORD, "correct horse"),
+        ("4321 is my PIN", C.PIN, "4321"),
+        ("login mina / pass hunter2!", C.PASSWORD, "hunter2!"),
+        ("user: mina, pw: s3cret!", C.PASSWORD, "s3cret!"),
+        ("login: mina; password: Fluffy", C.PASSWORD, "Fluffy"),
     ],
 )
 def test_english_detectors(text: str, category: PiiCategory, value: str) -> None:
@@ -394,3 +402,17 @@ def test_wrong_key_raises_instead_of_pretending_the_value_is_gone(
     vault.check_key()
     # a wrong key also misses the dedupe digest, so it cannot even confirm a guessed value
     assert other.put(None, "mina", C.ACCOUNT_NUMBER, "123456789") != token
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "this is my password",
+        "it was my old password",
+        "boarding pass 12B",
+        "I will pass the exam",
+        "The login page / pass through",
+    ],
+)
+def test_phrases_around_a_password_that_state_none(text: str) -> None:
+    assert [f for f in scan(text) if f.category in (C.PASSWORD, C.PIN)] == []

@@ -359,6 +359,24 @@ _PASSWORD = re.compile(
     re.IGNORECASE,
 )
 _PIN = re.compile(rf"(?P<label>{_PIN_LABEL}){_SECRET_GAP}(?P<raw>\d{{4,12}})(?![0-9])", re.I)
+# The value before its label: "hunter2! is my password", "4321 is my PIN". The phrase is
+# evidence enough, so any word but a pronoun or filler counts (starts at a word only: linear).
+_IS_MY = r"\s+(?:is|was)\s+(?:my|the|our|his|her|their)\s+(?:new\s+|old\s+|current\s+)?"
+_PASSWORD_BEFORE = re.compile(
+    r"(?<!\S)(?:\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|(?P<raw>[^\s\"']{1,128}))"
+    rf"{_IS_MY}(?P<label>pass(?:word|code|phrase)|passwd|pwd)\b",
+    re.IGNORECASE,
+)
+_PIN_BEFORE = re.compile(
+    rf"(?<![0-9])(?P<raw>\d{{4,12}}){_IS_MY}(?P<label>PIN(?:\s*(?:number|code))?)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+# A login written as a pair: "login mina / pass hunter2!", "user: mina, pw: hunter2!".
+_CREDENTIALS = re.compile(
+    r"(?<![\w])(?:log\s?in|user(?:\s?name)?|id)\s*[:=]?\s*[^\s/,;|]{1,64}\s*[/,;|]\s*"
+    r"(?P<label>pass(?:word)?|pw|pwd)(?P<gap>\s*[:=]?\s*)(?P<raw>\S{1,128})",
+    re.IGNORECASE,
+)
 _CVV = re.compile(rf"(?P<label>{_CVV_LABEL}){_SECRET_GAP}(?P<raw>\d{{3,4}})(?![0-9])", re.I)
 # Words that follow "my password is" without being the password.
 _NOT_A_PASSWORD = frozenset(
@@ -402,7 +420,10 @@ def _secret_span(text: str, m: re.Match[str]) -> tuple[int, int] | None:
 def _secrets(text: str) -> Iterator[Finding]:
     for pattern, category in (
         (_PASSWORD, PiiCategory.PASSWORD),
+        (_PASSWORD_BEFORE, PiiCategory.PASSWORD),
+        (_CREDENTIALS, PiiCategory.PASSWORD),
         (_PIN, PiiCategory.PIN),
+        (_PIN_BEFORE, PiiCategory.PIN),
         (_CVV, PiiCategory.CVV),
     ):
         for m in pattern.finditer(text):
