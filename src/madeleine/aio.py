@@ -91,6 +91,9 @@ class AsyncMemory:
     async def wait(self, timeout: float | None = None) -> bool:
         return await asyncio.to_thread(self._memory.wait, timeout)
 
+    async def retry_failed(self) -> int:
+        return await asyncio.to_thread(self._memory.retry_failed)
+
     async def index_pending(self, progress: Callable[[int], None] | None = None) -> int:
         return await asyncio.to_thread(self._memory.index_pending, progress)
 

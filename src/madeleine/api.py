@@ -101,8 +101,14 @@ class Memory:
         return self._open().intake.add_event(user_id, type, data, timestamp, session_id, id)
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until every queued indexing job is done; False if ``timeout`` passed first."""
+        """Block until every queued indexing job is done. False if ``timeout`` passed first,
+        or if some messages could not be indexed after every attempt (``stats()
+        ["failed_jobs"]``; fix the cause, then ``retry_failed()``)."""
         return self._open().wait(timeout)
+
+    def retry_failed(self) -> int:
+        """Queue again the messages whose indexing failed on every attempt; how many."""
+        return self._open().retry_failed()
 
     def index_pending(self, progress: Callable[[int], None] | None = None) -> int:
         """Index queued work in the calling thread (for CLIs and batch jobs); returns jobs done."""

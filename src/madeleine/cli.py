@@ -75,6 +75,11 @@ def _parser() -> argparse.ArgumentParser:
     stats = commands.add_parser("stats", help="counts, queue depth and index health")
     stats.set_defaults(handler=_cmd_stats)
 
+    retry = commands.add_parser(
+        "retry-failed", help="queue again the messages whose indexing failed on every attempt"
+    )
+    retry.set_defaults(handler=_cmd_retry_failed)
+
     delete = commands.add_parser("delete", help="delete a memory (ep_…/ev_…) everywhere")
     delete.add_argument("memory_id")
     delete.add_argument("--user", help="only if it belongs to this user")
@@ -285,7 +290,22 @@ def _cmd_stats(args: argparse.Namespace) -> int:
         stats = memory.stats()
         stats["integrity"] = memory.integrity()
     print(json.dumps(stats, indent=2))
+    if stats["failed_jobs"]:
+        print(
+            f"{stats['failed_jobs']} messages could not be indexed (their errors are under "
+            '"failures"); fix the cause, then run `madeleine retry-failed`',
+            file=sys.stderr,
+        )
     return 0
+
+
+def _cmd_retry_failed(args: argparse.Namespace) -> int:
+    with _open(args, background=False) as memory:
+        queued = memory.retry_failed()
+        memory.index_pending()
+        left = memory.stats()["failed_jobs"]
+    print(f"queued {queued} failed jobs again; {left} still failing")
+    return 0 if left == 0 else 1
 
 
 def _cmd_delete(args: argparse.Namespace) -> int:

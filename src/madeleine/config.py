@@ -99,7 +99,10 @@ class WorkerSettings(BaseModel):
 
     batch: int = Field(default=64, gt=0, description="events indexed per worker transaction")
     lease_seconds: float = Field(
-        default=120.0, gt=0, description="a claimed outbox job is retried by others after this long"
+        default=10.0,
+        gt=0,
+        description="a worker renews its claim on a batch every third of this while it works; "
+        "a dead worker's batch is taken over after this long",
     )
     background: bool = Field(default=True, description="index in a background thread after add()")
 

@@ -89,10 +89,32 @@ class Engine:
         return counts
 
     def wait(self, timeout: float | None) -> bool:
+        """True once every logged message is indexed; False on timeout, or when some
+        messages could not be indexed (dead-lettered jobs, reported with their error)."""
         if self.worker is not None:
-            return self.worker.wait_idle(timeout)
-        self.indexer.drain()
-        return self.store.pending_jobs() == 0
+            if not self.worker.wait_idle(timeout):
+                return False
+        else:
+            self.indexer.drain()
+            if self.store.pending_jobs():
+                return False
+        failed = self.store.failed_jobs()
+        if failed:
+            log.warning(
+                "%d messages could not be indexed after %d attempts (last error: %s); fix the "
+                "cause, then run `madeleine retry-failed` or Memory.retry_failed()",
+                len(failed),
+                failed[-1]["attempts"],
+                failed[-1]["error"],
+            )
+            return False
+        return True
+
+    def retry_failed(self) -> int:
+        queued = self.store.retry_failed()
+        if queued:
+            self.intake.changed()
+        return queued
 
     def close(self) -> None:
         if self.worker is not None:

@@ -70,7 +70,17 @@ class Outbox(Protocol):
 
     def pending_jobs(self, user_id: str | None = None) -> int: ...
 
-    def failed_jobs(self) -> list[dict[str, Any]]: ...
+    def failed_jobs(self) -> list[dict[str, Any]]:
+        """Dead-lettered jobs (failed on every attempt): event, user, attempts, last error."""
+        ...
+
+    def renew_jobs(self, jobs: Sequence[IndexJob], worker: str, lease_seconds: float) -> None:
+        """Heartbeat: the worker still holds these jobs (a dead one's lapse quickly)."""
+        ...
+
+    def retry_failed(self) -> int:
+        """Put dead-lettered jobs back in the queue; how many."""
+        ...
 
     def commit_episodes(
         self,

@@ -62,6 +62,11 @@ class Indexer:
         jobs = self.store.claim_jobs(self.worker_id, self.batch_size, self.lease_seconds)
         if not jobs:
             return 0
+        with _Heartbeat(self.store, jobs, self.worker_id, self.lease_seconds):
+            self._index(jobs)
+        return len(jobs)
+
+    def _index(self, jobs: list[IndexJob]) -> None:
         try:
             started = time.perf_counter()
             done, events = self._build(jobs)
@@ -92,7 +97,6 @@ class Indexer:
             log.exception("indexing a batch of %d jobs failed; they will be retried", len(jobs))
             for job in jobs:
                 self.store.fail_job(job, self.worker_id, f"{type(exc).__name__}: {exc}")
-        return len(jobs)
 
     def drain(self, progress: Callable[[int], None] | None = None) -> int:
         total = 0
@@ -141,6 +145,35 @@ class Indexer:
             )
             done.append((job, row))
         return done, [p[1] for p in prepared]
+
+
+class _Heartbeat:
+    """Renews the batch's lease every third of it while the batch runs: a live worker keeps
+    its jobs however long embedding takes, and a dead one's jobs lapse within one lease."""
+
+    def __init__(
+        self, store: IndexerStore, jobs: list[IndexJob], worker: str, lease_seconds: float
+    ) -> None:
+        self._store = store
+        self._jobs = jobs
+        self._worker = worker
+        self._lease = lease_seconds
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="madeleine-lease", daemon=True)
+
+    def __enter__(self) -> None:
+        self._thread.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self._lease / 3):
+            try:
+                self._store.renew_jobs(self._jobs, self._worker, self._lease)
+            except Exception:  # a closed or busy store: the lease simply runs out
+                log.warning("could not renew the lease of %d jobs", len(self._jobs))
 
 
 class BackgroundWorker:

@@ -15,7 +15,9 @@ EVENT_COLUMNS = (
     "id, user_id, session_id, kind, role, name, content, metadata, occurred_at, recorded_at, "
     "external_id"
 )
-_MAX_ATTEMPTS = 5
+# A job claimed this many times without success is dead-lettered: kept, reported, retried
+# only on request (``retry_failed``).
+MAX_ATTEMPTS = 5
 
 
 class LogTables:
@@ -146,9 +148,9 @@ class LogTables:
         with self._db.write() as conn:
             rows = conn.execute(
                 "SELECT id, event_id, user_id FROM outbox "
-                "WHERE (claimed_until IS NULL OR claimed_until < ?) AND attempts < 5 "
+                "WHERE (claimed_until IS NULL OR claimed_until < ?) AND attempts < ? "
                 "ORDER BY id LIMIT ?",
-                (now, limit),
+                (now, MAX_ATTEMPTS, limit),
             ).fetchall()
             conn.executemany(
                 "UPDATE outbox SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1 "
@@ -168,13 +170,16 @@ class LogTables:
     def pending_jobs(self, user_id: str | None = None) -> int:
         if user_id is None:
             row = (
-                self._db.get().execute("SELECT count(*) FROM outbox WHERE attempts < 5").fetchone()
+                self._db.get()
+                .execute("SELECT count(*) FROM outbox WHERE attempts < ?", (MAX_ATTEMPTS,))
+                .fetchone()
             )
         else:
             row = (
                 self._db.get()
                 .execute(
-                    "SELECT count(*) FROM outbox WHERE user_id = ? AND attempts < 5", (user_id,)
+                    "SELECT count(*) FROM outbox WHERE user_id = ? AND attempts < ?",
+                    (user_id, MAX_ATTEMPTS),
                 )
                 .fetchone()
             )
@@ -184,11 +189,34 @@ class LogTables:
         rows = (
             self._db.get()
             .execute(
-                "SELECT event_id, user_id, attempts, last_error FROM outbox WHERE attempts >= 5"
+                "SELECT event_id, user_id, attempts, last_error FROM outbox WHERE attempts >= ? "
+                "ORDER BY id",
+                (MAX_ATTEMPTS,),
             )
             .fetchall()
         )
         return [{"event_id": r[0], "user_id": r[1], "attempts": r[2], "error": r[3]} for r in rows]
+
+    def renew_jobs(self, jobs: Sequence[IndexJob], worker: str, lease_seconds: float) -> None:
+        """The worker is alive and still on these jobs: push their lease forward."""
+        if not jobs:
+            return
+        with self._db.write() as conn:
+            conn.executemany(
+                "UPDATE outbox SET claimed_until = ? WHERE id = ? AND claimed_by = ?",
+                [(time.time() + lease_seconds, job.outbox_id, worker) for job in jobs],
+            )
+
+    def retry_failed(self) -> int:
+        """Dead-lettered jobs go back to the queue with a fresh count of attempts."""
+        with self._db.write() as conn:
+            return int(
+                conn.execute(
+                    "UPDATE outbox SET attempts = 0, claimed_by = NULL, claimed_until = NULL "
+                    "WHERE attempts >= ?",
+                    (MAX_ATTEMPTS,),
+                ).rowcount
+            )
 
     def events_exist(self, tx: Transaction, event_ids: Sequence[int]) -> bool:
         """Whether any of these events is still in the log (inside the caller's transaction)."""

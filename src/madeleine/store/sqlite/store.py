@@ -32,7 +32,7 @@ from madeleine.store.sqlite.episodes import (
 from madeleine.store.sqlite.facts import SQLiteFacts
 from madeleine.store.sqlite.graph import SQLiteGraph
 from madeleine.store.sqlite.imports import SQLiteImportLog
-from madeleine.store.sqlite.log import LogTables, enqueue
+from madeleine.store.sqlite.log import MAX_ATTEMPTS, LogTables, enqueue
 from madeleine.store.sqlite.vault import VAULT_SCHEMA, SQLiteVault
 from madeleine.text.pii import tokens_in
 
@@ -269,8 +269,9 @@ class SQLiteStore(LogTables, EpisodeTables):
             "facts": count("SELECT count(*) FROM facts WHERE status != 'superseded'"),
             "fact_versions": count("SELECT count(*) FROM facts"),
             "alerts": count("SELECT count(*) FROM alerts"),
-            "pending_jobs": count("SELECT count(*) FROM outbox WHERE attempts < 5"),
-            "failed_jobs": count("SELECT count(*) FROM outbox WHERE attempts >= 5"),
+            "pending_jobs": count(f"SELECT count(*) FROM outbox WHERE attempts < {MAX_ATTEMPTS}"),
+            "failed_jobs": count(f"SELECT count(*) FROM outbox WHERE attempts >= {MAX_ATTEMPTS}"),
+            "failures": self.failed_jobs()[:10],  # the first dead-lettered jobs and their error
             "embedder": self.meta("embedder"),
             "embedder_dim": self.meta("embedder_dim"),
             "graph": self.graph.counts(),
@@ -296,9 +297,11 @@ class SQLiteStore(LogTables, EpisodeTables):
             ),
             "events_without_episode": int(
                 conn.execute(
+                    # a dead-lettered job is not pending: its message stays unindexed
                     "SELECT count(*) FROM events WHERE id NOT IN "
                     "(SELECT focus_event_id FROM episodes) "
-                    "AND id NOT IN (SELECT event_id FROM outbox)"
+                    "AND id NOT IN (SELECT event_id FROM outbox WHERE attempts < ?)",
+                    (MAX_ATTEMPTS,),
                 ).fetchone()[0]
             ),
         }
