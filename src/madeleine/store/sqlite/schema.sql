@@ -4,8 +4,10 @@ CREATE TABLE IF NOT EXISTS meta (
 );
 
 -- The append-only log: the source of truth every index is rebuilt from.
+-- AUTOINCREMENT on the tables whose ids callers keep (ev_, ep_, fact_): an id is never
+-- given again after a delete, so a kept id cannot come to name another memory.
 CREATE TABLE IF NOT EXISTS events (
-    id           INTEGER PRIMARY KEY,
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
     user_id      TEXT NOT NULL,
     session_id   TEXT NOT NULL,
     kind         TEXT NOT NULL,
@@ -39,7 +41,7 @@ CREATE INDEX IF NOT EXISTS outbox_user ON outbox(user_id);
 
 -- One episode per turn: the turn, its contextual prefix and the turn it answers.
 CREATE TABLE IF NOT EXISTS episodes (
-    id               INTEGER PRIMARY KEY,
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
     user_id          TEXT NOT NULL,
     session_id       TEXT NOT NULL,
     kind             TEXT NOT NULL,
@@ -98,7 +100,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS session_fts USING fts5(
 -- Facts: extracted cards (JSON) in version chains. Nothing is overwritten: a newer card
 -- supersedes an older one; valid_* are event times, recorded/superseded_at system times.
 CREATE TABLE IF NOT EXISTS facts (
-    id            INTEGER PRIMARY KEY,
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
     user_id       TEXT NOT NULL,
     subject       TEXT NOT NULL,
     key           TEXT NOT NULL,

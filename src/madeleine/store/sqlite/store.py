@@ -4,6 +4,7 @@ cascade, so a deleted memory is gone from every derived record in one transactio
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from contextlib import AbstractContextManager
@@ -36,7 +37,8 @@ from madeleine.store.sqlite.log import MAX_ATTEMPTS, LogTables, enqueue
 from madeleine.store.sqlite.vault import VAULT_SCHEMA, SQLiteVault
 from madeleine.text.pii import tokens_in
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: ids of events, episodes and facts are never reused
+_NEVER_REUSED = ("events", "episodes", "facts")
 DATABASE_FILE = "memory.db"
 
 
@@ -55,12 +57,10 @@ class SQLiteStore(LogTables, EpisodeTables):
         self.directory = directory
         self._db = Connections(directory / DATABASE_FILE, busy_timeout_ms)
         schema = resources.files("madeleine.store.sqlite").joinpath("schema.sql").read_text("utf-8")
-        self._db.get().executescript("BEGIN IMMEDIATE;" + schema + VAULT_SCHEMA + "COMMIT;")
         with self._db.write() as conn:
-            conn.execute(
-                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
-                (SCHEMA_VERSION,),
-            )
+            _migrate_ids(conn, schema)
+        self._db.get().executescript("BEGIN IMMEDIATE;" + schema + VAULT_SCHEMA + "COMMIT;")
+        self.set_meta("schema_version", SCHEMA_VERSION)
         # typed as the port's protocols: each repository is checked against its contract
         self.facts: FactRepository = SQLiteFacts(self._db)
         self.graph: GraphRepository = SQLiteGraph(self._db)
@@ -323,3 +323,20 @@ class SQLiteStore(LogTables, EpisodeTables):
             ).fetchone()
         ]
         self.vault.delete_tokens(SQLiteTransaction(conn), row[0], unused)
+
+
+def _migrate_ids(conn: sqlite3.Connection, schema: str) -> None:
+    """Stores made before ids were never reused: rebuild those tables with AUTOINCREMENT
+    (rows and ids unchanged; indexes and triggers are recreated by the schema script)."""
+    for table in _NEVER_REUSED:
+        row = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone()
+        if row is None or "AUTOINCREMENT" in str(row[0]).upper():
+            continue
+        match = re.search(rf"CREATE TABLE IF NOT EXISTS {table} \((.*?)\n\);", schema, re.S)
+        assert match is not None, f"schema.sql defines {table}"
+        conn.execute(f"CREATE TABLE {table}_ids ({match.group(1)})")
+        conn.execute(f"INSERT INTO {table}_ids SELECT * FROM {table}")
+        conn.execute(f"DROP TABLE {table}")
+        conn.execute(f"ALTER TABLE {table}_ids RENAME TO {table}")
