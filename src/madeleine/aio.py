@@ -188,7 +188,7 @@ class AsyncMemory:
             self._memory.graph, user_id, around=around, depth=depth, limit=limit
         )
 
-    async def delete(self, memory_id: str, *, user_id: str | None = None) -> bool:
+    async def delete(self, memory_id: str, *, user_id: str) -> bool:
         return await asyncio.to_thread(self._memory.delete, memory_id, user_id=user_id)
 
     async def delete_message(self, message_id: str, *, user_id: str) -> bool:

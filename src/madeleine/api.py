@@ -250,14 +250,13 @@ class Memory:
 
     # -- deleting and exporting ---------------------------------------------------------------
 
-    def delete(self, memory_id: str, *, user_id: str | None = None) -> bool:
-        """Delete a memory (``ep_…`` or ``fact_…`` from a hit, or ``ev_…``) and the messages it
-        came from, from the log and every index; a fact's other versions stay, and the one it
-        superseded is current again. Returns False if it did not exist, or, when ``user_id``
-        is given, if it belongs to another user."""
+    def delete(self, memory_id: str, *, user_id: str) -> bool:
+        """Delete one of the user's memories (``ep_…`` or ``fact_…`` from a hit, or ``ev_…``)
+        and the messages it came from, from the log and every index; a fact's other versions
+        stay, and the one it superseded is current again. Returns False if the user has no
+        such memory (another user's id is "not found")."""
         engine = self._open()
-        if user_id is not None:
-            require_id(user_id, "user_id")
+        require_id(user_id, "user_id")
         if not isinstance(memory_id, str):
             raise TypeError(f"memory_id must be a str, got {type(memory_id).__name__}")
         return engine.delete(memory_id, user_id)

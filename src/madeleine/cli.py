@@ -82,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
 
     delete = commands.add_parser("delete", help="delete a memory (ep_…/ev_…) everywhere")
     delete.add_argument("memory_id")
-    delete.add_argument("--user", help="only if it belongs to this user")
+    delete.add_argument("--user", required=True, help="the user the memory belongs to")
     delete.set_defaults(handler=_cmd_delete)
 
     forget = commands.add_parser("forget", help="erase everything about a user")

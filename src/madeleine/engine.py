@@ -54,7 +54,7 @@ class Engine:
     restorer: Restorer
     llm: LLM | None
 
-    def delete(self, memory_id: str, user_id: str | None) -> bool:
+    def delete(self, memory_id: str, user_id: str) -> bool:
         """A hit's ``ep_…``, a fact's ``fact_…`` (its source messages) or a message's
         ``ev_…``: the store's cascade removes everything derived from them."""
         match = _MEMORY_ID.match(memory_id)
@@ -67,10 +67,9 @@ class Engine:
             return False  # no record has such an id
         if kind == "fact":
             fact = self.store.facts.get(number)
-            if fact is None or (user_id is not None and fact.card.user_id != user_id):
+            if fact is None or fact.card.user_id != user_id:
                 return False
             events = list(fact.card.sources)
-            user_id = fact.card.user_id
         else:
             event_id = self.store.episode_focus(number) if kind == "ep" else number
             if event_id is None:

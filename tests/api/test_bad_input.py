@@ -90,10 +90,10 @@ def test_bad_context_budget(memory: Memory) -> None:
 
 def test_bad_delete_ids(memory: Memory) -> None:
     with pytest.raises(ValueError, match="memory_id"):
-        memory.delete("42")
+        memory.delete("42", user_id="u1")
     with pytest.raises(TypeError, match="memory_id"):
-        memory.delete(42)  # type: ignore[arg-type]
-    assert memory.delete("ep_999999") is False
+        memory.delete(42, user_id="u1")  # type: ignore[arg-type]
+    assert memory.delete("ep_999999", user_id="u1") is False
 
 
 def test_path_that_is_a_file_is_refused(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]

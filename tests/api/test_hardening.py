@@ -143,7 +143,7 @@ def test_a_timestamp_at_the_edge_of_the_calendar_is_a_clear_error(mem: Memory, m
 
 
 def test_a_huge_id_names_nothing(mem: Memory) -> None:
-    assert mem.delete("ep_99999999999999999999") is False
+    assert mem.delete("ep_99999999999999999999", user_id="u") is False
     assert mem.delete("fact_99999999999999999999", user_id="u") is False
     assert mem.history("fact_99999999999999999999", user_id="u") == []
 

@@ -69,8 +69,8 @@ def test_delete_reaches_every_index(tmp_path: Path, embedder: Embedder) -> None:
         _populate(memory)
         hit = memory.search("marmalade", user_id="alice")[0]
         assert hit.source_ids == ["a1"]
-        assert memory.delete(hit.id) is True
-        assert memory.delete(hit.id) is False
+        assert memory.delete(hit.id, user_id="alice") is True
+        assert memory.delete(hit.id, user_id="alice") is False
         memory.wait(timeout=60)
         for channel in ("dense", "bm25"):
             ids = [
@@ -160,7 +160,7 @@ def test_vectors_for_large_users_use_the_ann_index(tmp_path: Path, embedder: Emb
         assert all("jazz piano" in h.text for h in ann)
         assert (tmp_path / "m" / "ann").is_dir()
         # a deletion is reflected in the ANN results
-        memory.delete(ann[0].id)
+        memory.delete(ann[0].id, user_id="u")
         after = memory.search("playing jazz on the piano", user_id="u", channels=["dense"], limit=5)
         assert ann[0].id not in [h.id for h in after]
     exact_dir = tmp_path / "exact"

@@ -53,7 +53,7 @@ def test_cli_add_search_context_stats_delete(tmp_path: Path) -> None:
     stats = json.loads(_cli("stats", data=data).stdout)
     assert stats["events"] == 2 and stats["integrity"]["episodes"] == 2
 
-    deleted = _cli("delete", hits[0]["id"], data=data)
+    deleted = _cli("delete", hits[0]["id"], "--user", "mina", data=data)
     assert deleted.returncode == 0 and "deleted" in deleted.stdout
     exported = json.loads(_cli("export", "--user", "mina", data=data).stdout)
     assert [e["external_id"] for e in exported["events"]] == ["m2"]

@@ -161,8 +161,8 @@ def test_deleting_a_fact_hit_deletes_its_messages_and_the_old_truth_returns(
         )
         assert not memory.delete(shanghai.id, user_id="someone-else")
         assert memory.delete(shanghai.id, user_id="u")
-        assert not memory.delete(shanghai.id)  # already gone
+        assert not memory.delete(shanghai.id, user_id="u")  # already gone
         assert [e["external_id"] for e in memory.export_user("u")["events"]] == ["a"]
         assert _homes(memory.search("where does the user live?", user_id="u")) == ["Beijing"]
         with pytest.raises(ValueError, match="fact_12"):
-            memory.delete("facts_1")
+            memory.delete("facts_1", user_id="u")
