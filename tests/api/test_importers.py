@@ -229,3 +229,39 @@ def test_import_commands(tmp_path: Path) -> None:
     assert gpt.returncode == 0 and "chatgpt: 1 units" in gpt.stdout
     missing = _cli("import", "claude-code", str(tmp_path / "nope"), data=data)
     assert missing.returncode == 2 and "no such directory" in missing.stderr
+
+
+def test_the_same_session_in_two_files_loses_nothing(tmp_path: Path) -> None:
+    """A backup copy inside the imported folder: its passages share ids with the original.
+    Nothing may be merged away or reported as added twice, and rotating the backup must not
+    delete the original's passages (issue 13)."""
+    from tests.fakes import HashingEmbedder
+
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    _session(folder / "s.jsonl", "sess-1", "auth")
+    (folder / "backup").mkdir()
+    (folder / "backup" / "s.jsonl").write_text((folder / "s.jsonl").read_text())
+    with Memory(tmp_path / "m", embedder=HashingEmbedder(), background=False) as memory:
+        report = memory.import_claude_code(folder, user_id="dev", workers=1)
+        assert (report.added, report.duplicates) == (2, 2)
+        assert memory.stats()["events"] == 2
+        # the backup is rotated: replaced by an unrelated session
+        _session(folder / "backup" / "s.jsonl", "sess-9", "billing")
+        rotated = memory.import_claude_code(folder, user_id="dev", workers=1)
+        assert rotated.added == 2
+        texts = [e["content"] for e in memory.export_user("dev")["events"]]
+        assert sum("auth tests fail" in t for t in texts) == 1, "the original survives"
+        assert sum("billing tests fail" in t for t in texts) == 1
+
+
+def test_records_without_uuid_keep_a_passage_each(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    lines = [
+        _record("user", f"question number {n} about the parser", "", n, session="sess-2")
+        for n in range(6)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    parsed = parse_file(path)
+    ids = [p.id for p in parsed.passages]
+    assert len(ids) == 6 and len(set(ids)) == 6

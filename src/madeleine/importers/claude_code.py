@@ -51,7 +51,7 @@ def parse_file(path: Path) -> ParsedFile:
     turns: list[Turn] = []
     session_id = path.stem
     with path.open("r", encoding="utf-8", errors="replace") as handle:
-        for line in handle:
+        for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
@@ -64,14 +64,15 @@ def parse_file(path: Path) -> ParsedFile:
                 continue
             session_id = str(record.get("sessionId") or session_id)
             parsed.cwd = parsed.cwd or record.get("cwd")
-            turn = _turn(record)
+            turn = _turn(record, number)
             if turn is not None:
                 turns.append(turn)
     parsed.passages = list(passages(session_id, turns, SOURCE))
     return parsed
 
 
-def _turn(record: dict[str, Any]) -> Turn | None:
+def _turn(record: dict[str, Any], line: int) -> Turn | None:
+    """``line`` names a record that has no uuid, so its passage still has an id of its own."""
     kind = record.get("type")
     if kind not in ("user", "assistant") or record.get("isMeta") or record.get("isSidechain"):
         return None
@@ -106,7 +107,8 @@ def _turn(record: dict[str, Any]) -> Turn | None:
         if role == "assistant"
         else ("\n".join(texts)[:_TEXT_CHARS])
     )
-    return Turn(role, text, str(record.get("uuid") or ""), _when(record.get("timestamp")))
+    source_id = str(record.get("uuid") or f"line-{line}")
+    return Turn(role, text, source_id, _when(record.get("timestamp")))
 
 
 def _tool_call(block: dict[str, Any]) -> str:

@@ -8,16 +8,18 @@ text is new or different; re-running an import is cheap and adds nothing twice.
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from madeleine.importers import chatgpt, claude_code
 from madeleine.importers.passages import Passage
+from madeleine.records import AddResult
 from madeleine.store.ports import ImportRepository
 
 Progress = Callable[[str, int], None]  # (stage, amount): stage "parse" (units), "index" (turns)
@@ -27,7 +29,9 @@ class ImportTarget(Protocol):
     """What an import writes through: the public write path, so imported passages get the
     same PII handling, dedupe and indexing as any message."""
 
-    def add(self, messages: list[dict[str, Any]], *, user_id: str, session_id: str) -> object: ...
+    def add(
+        self, messages: list[dict[str, Any]], *, user_id: str, session_id: str
+    ) -> AddResult: ...
 
     def delete_message(self, message_id: str, *, user_id: str) -> bool: ...
 
@@ -44,6 +48,7 @@ class ImportReport:
     units: int = 0
     changed: int = 0
     added: int = 0
+    duplicates: int = 0  # passages already in memory (the same session in another file)
     updated: int = 0
     removed: int = 0
     unchanged_passages: int = 0
@@ -55,6 +60,7 @@ class ImportReport:
         return (
             f"{self.source}: {self.units} units, {self.changed} new or changed; passages "
             f"+{self.added} added, {self.updated} updated, {self.removed} removed, "
+            f"{self.duplicates} already present, "
             f"{self.unchanged_passages} unchanged; {self.indexed} indexed; "
             f"{self.skipped_lines} malformed lines or conversations skipped; "
             f"{self.seconds:.1f} s"
@@ -78,6 +84,7 @@ def import_claude_code(
     previous = {str(p): log.get(user_id, claude_code.SOURCE, str(p)) for p in files}
     changed = [p for p in files if _stamp_of(previous[str(p)]) != stamps[str(p)]]
     report.changed = len(changed)
+    owners = log.owners(user_id, claude_code.SOURCE)
     _advance(progress, report.units - report.changed)
     for parsed in _parse_all(changed, workers):
         report.skipped_lines += parsed.skipped_lines
@@ -88,9 +95,10 @@ def import_claude_code(
             user_id,
             claude_code.SOURCE,
             (parsed.path, stamps[parsed.path], previous[parsed.path]),
-            parsed.passages,
+            _own_ids(parsed.passages, parsed.path, owners),
             extra,
             report,
+            owners,
         )
         _advance(progress, 1)
     return _finish(target, report, started, progress)
@@ -143,9 +151,11 @@ def _write_unit(
     found: list[Passage],
     extra: Mapping[str, object],
     report: ImportReport,
+    owners: dict[str, tuple[str, str]] | None = None,
 ) -> None:
-    """Add what is new, replace what changed, delete what the unit no longer has, then
-    record the unit. ``unit``: (name, stamp now, what the log held for it)."""
+    """Add what is new, replace what changed, delete what the unit no longer has (unless
+    another unit in ``owners`` still holds the same text), then record the unit.
+    ``unit``: (name, stamp now, what the log held for it)."""
     name, stamp, previous = unit
     known = {} if previous is None else previous[1]
     digests: dict[str, str] = {}
@@ -159,19 +169,50 @@ def _write_unit(
         if seen is not None:
             target.delete_message(passage.id, user_id=user_id)  # grown since: replace it
             report.updated += 1
-        else:
-            report.added += 1
         fresh.append(passage)
+    held = {digest for other, digest in (owners or {}).values() if other != name}
     for gone in set(known) - set(digests):
+        if known[gone] in held:
+            continue  # the same text is still in another file: it stays in memory
         if target.delete_message(gone, user_id=user_id):
             report.removed += 1
+    added = 0
     for session_id, group in _by_session(fresh):
         for start in range(0, len(group), _ADD_CHUNK):
             chunk = group[start : start + _ADD_CHUNK]
-            target.add(
+            result = target.add(
                 [p.message(source, extra) for p in chunk], user_id=user_id, session_id=session_id
             )
+            added += len(result.added)
+            report.duplicates += len(result.duplicates)
+    report.added += max(0, added - report_updates(found, known))
     log.put(user_id, source, name, stamp, digests)
+
+
+def report_updates(found: Iterable[Passage], known: Mapping[str, str]) -> int:
+    """Passages of this unit that replaced an older version (counted apart from new ones)."""
+    return sum(1 for p in found if p.id in known and known[p.id] != p.digest)
+
+
+def _own_ids(found: list[Passage], unit: str, owners: dict[str, tuple[str, str]]) -> list[Passage]:
+    """Passage ids are unique across the whole import: the same session in two files (a
+    backup copy inside the folder) or two records without a uuid would otherwise share an id,
+    and re-importing one file would delete the other's passages. An id another unit holds
+    gets this unit's mark; repeats inside the unit are numbered."""
+    mark = hashlib.sha256(unit.encode("utf-8")).hexdigest()[:8]
+    seen: dict[str, int] = {}
+    owned: list[Passage] = []
+    for passage in found:
+        passage_id = passage.id
+        holder = owners.get(passage_id)
+        if holder is not None and holder[0] != unit:
+            passage_id = f"{passage_id}@{mark}"
+        seen[passage_id] = seen.get(passage_id, 0) + 1
+        if seen[passage_id] > 1:
+            passage_id = f"{passage_id}#{seen[passage_id]}"
+        owners[passage_id] = (unit, passage.digest)
+        owned.append(replace(passage, id=passage_id))
+    return owned
 
 
 def _finish(

@@ -311,6 +311,10 @@ class ImportRepository(Protocol):
 
     def forget_user(self, tx: Transaction, user_id: str) -> None: ...
 
+    def owners(self, user_id: str, source: str) -> dict[str, tuple[str, str]]:
+        """Every passage id the user's imports of ``source`` hold: (unit, text digest)."""
+        ...
+
 
 class Store(EventLog, Outbox, EpisodeIndex, Protocol):
     """A whole backend: the log, the outbox and the episode index, plus its repositories."""

@@ -38,3 +38,18 @@ class SQLiteImportLog:
     def forget_user(self, tx: Transaction, user_id: str) -> None:
         conn = conn_of(tx)
         conn.execute("DELETE FROM imports WHERE user_id = ?", (user_id,))
+
+    def owners(self, user_id: str, source: str) -> dict[str, tuple[str, str]]:
+        rows = (
+            self._db.get()
+            .execute(
+                "SELECT unit, passages FROM imports WHERE user_id = ? AND source = ?",
+                (user_id, source),
+            )
+            .fetchall()
+        )
+        return {
+            passage: (str(unit), str(digest))
+            for unit, passages in rows
+            for passage, digest in json.loads(passages).items()
+        }
