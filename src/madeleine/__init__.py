@@ -3,7 +3,12 @@
 from madeleine.aio import AsyncMemory
 from madeleine.api import Memory
 from madeleine.config import Settings
-from madeleine.errors import EmbedderMismatchError, MadeleineError, StoreClosedError
+from madeleine.errors import (
+    EmbedderMismatchError,
+    MadeleineError,
+    StoreClosedError,
+    StoreDamagedError,
+)
 from madeleine.records import AddResult, Context, Hit
 
 __all__ = [
@@ -16,5 +21,6 @@ __all__ = [
     "Memory",
     "Settings",
     "StoreClosedError",
+    "StoreDamagedError",
 ]
 __version__ = "0.1.0"

@@ -233,6 +233,9 @@ class AsyncMemory:
     async def integrity(self) -> dict[str, int]:
         return await asyncio.to_thread(self._memory.integrity)
 
+    async def check(self) -> dict[str, Any]:
+        return await asyncio.to_thread(self._memory.check)
+
     async def close(self) -> None:
         await asyncio.to_thread(self._memory.close)
 

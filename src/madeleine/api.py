@@ -346,6 +346,12 @@ class Memory:
         """Counts across the indexes; consistent when episodes == vectors == fts, no orphans."""
         return self._open().store.integrity()
 
+    def check(self) -> dict[str, Any]:
+        """A full check of the store: the database's own integrity check (every page and
+        index; slow on a large store) and the index counts. ``ok`` is False on any problem,
+        ``database`` lists what the database found."""
+        return self._open().store.check()
+
     def close(self) -> None:
         if self._closed:
             return

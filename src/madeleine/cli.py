@@ -16,6 +16,7 @@ from typing import Any
 from tqdm import tqdm
 
 from madeleine.api import Memory
+from madeleine.errors import MadeleineError
 
 _ADD_CHUNK = 500
 
@@ -35,6 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError, FileNotFoundError, json.JSONDecodeError) as exc:
         print(f"madeleine: error: {exc}", file=sys.stderr)
         return 2
+    except MadeleineError as exc:
+        print(f"madeleine: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("madeleine: interrupted; acknowledged messages are safe in the log", file=sys.stderr)
         return 130
@@ -74,6 +78,11 @@ def _parser() -> argparse.ArgumentParser:
 
     stats = commands.add_parser("stats", help="counts, queue depth and index health")
     stats.set_defaults(handler=_cmd_stats)
+
+    check = commands.add_parser(
+        "check", help="check every page of the store and the consistency of its indexes"
+    )
+    check.set_defaults(handler=_cmd_check)
 
     retry = commands.add_parser(
         "retry-failed", help="queue again the messages whose indexing failed on every attempt"
@@ -297,6 +306,19 @@ def _cmd_stats(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    with _open(args, background=False) as memory:
+        report = memory.check()
+    print(json.dumps(report, indent=2))
+    if not report["ok"]:
+        print(
+            "madeleine: the store has problems; restore memory.db from a backup, or run "
+            "`madeleine reindex` if only the indexes disagree",
+            file=sys.stderr,
+        )
+    return 0 if report["ok"] else 1
 
 
 def _cmd_retry_failed(args: argparse.Namespace) -> int:

@@ -13,3 +13,7 @@ class EmbedderMismatchError(MadeleineError):
 
 class StoreClosedError(MadeleineError):
     """The Memory was closed and can no longer be used."""
+
+
+class StoreDamagedError(MadeleineError):
+    """The store's files are damaged: reading on could return wrong memories or lose more."""

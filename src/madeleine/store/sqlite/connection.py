@@ -7,9 +7,71 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
-from madeleine.errors import StoreClosedError
+from madeleine.errors import StoreClosedError, StoreDamagedError
 from madeleine.store.records import Transaction
+
+# What SQLite says when the file itself is bad: a damaged page, or not a database at all.
+_DAMAGE_CODES = frozenset(
+    {getattr(sqlite3, "SQLITE_CORRUPT", 11), getattr(sqlite3, "SQLITE_NOTADB", 26)}
+)
+
+
+def _damaged(exc: sqlite3.DatabaseError, path: Path | None) -> Exception:
+    if getattr(exc, "sqlite_errorcode", None) in _DAMAGE_CODES:
+        where = "the store" if path is None else str(path)
+        return StoreDamagedError(
+            f"{where} is damaged ({exc}). Run `madeleine check` to see what is damaged, and "
+            "restore memory.db from a backup; if only the indexes are hit, `madeleine reindex` "
+            "rebuilds them from the log."
+        )
+    return exc
+
+
+class _Cursor(sqlite3.Cursor):
+    """Reports a damaged file as ``StoreDamagedError``, wherever a query meets it."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(exc, None) from exc
+
+    def executemany(self, sql: str, seq_of_parameters: Any, /) -> _Cursor:
+        try:
+            return super().executemany(sql, seq_of_parameters)
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(exc, None) from exc
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(exc, None) from exc
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(exc, None) from exc
+
+
+class _Connection(sqlite3.Connection):
+    def cursor(self, factory: Any = _Cursor) -> Any:
+        return super().cursor(factory)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> Any:
+        return self.cursor().executemany(sql, parameters)
+
+    def executescript(self, script: str, /) -> Any:
+        try:
+            return super().executescript(script)
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(exc, None) from exc
 
 
 class SQLiteTransaction(Transaction):
@@ -49,6 +111,7 @@ class Connections:
                 timeout=self._busy_timeout_ms / 1000,
                 isolation_level=None,
                 check_same_thread=False,
+                factory=_Connection,
             )
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
             conn.execute("PRAGMA journal_mode = WAL")

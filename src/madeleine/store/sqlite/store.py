@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from madeleine.errors import EmbedderMismatchError
+from madeleine.errors import EmbedderMismatchError, StoreDamagedError
 from madeleine.store.crypto import VaultCipher
 from madeleine.store.ports import (
     FactRepository,
@@ -55,12 +55,26 @@ class SQLiteStore(LogTables, EpisodeTables):
         ann_threshold: int = 20_000,
     ) -> None:
         self.directory = directory
-        self._db = Connections(directory / DATABASE_FILE, busy_timeout_ms)
+        database = directory / DATABASE_FILE
+        if database.exists() and database.stat().st_size == 0:
+            raise StoreDamagedError(
+                f"{database} is empty: the store was truncated or never finished being "
+                "created. Restore it from a backup, or delete the file to start a new store."
+            )
+        self._db = Connections(database, busy_timeout_ms)
         schema = resources.files("madeleine.store.sqlite").joinpath("schema.sql").read_text("utf-8")
-        with self._db.write() as conn:
-            _migrate_ids(conn, schema)
-        self._db.get().executescript("BEGIN IMMEDIATE;" + schema + VAULT_SCHEMA + "COMMIT;")
-        self.set_meta("schema_version", SCHEMA_VERSION)
+        try:
+            with self._db.write() as conn:
+                _migrate_ids(conn, schema)
+            self._db.get().executescript("BEGIN IMMEDIATE;" + schema + VAULT_SCHEMA + "COMMIT;")
+            self.set_meta("schema_version", SCHEMA_VERSION)
+        except (sqlite3.DatabaseError, StoreDamagedError) as exc:
+            self._db.close()
+            raise StoreDamagedError(
+                f"{database} is damaged ({exc}); restore it from a backup. `madeleine check` "
+                "tells what is damaged; the log of messages can be re-indexed with "
+                "`madeleine reindex` once the file opens."
+            ) from exc
         # typed as the port's protocols: each repository is checked against its contract
         self.facts: FactRepository = SQLiteFacts(self._db)
         self.graph: GraphRepository = SQLiteGraph(self._db)
@@ -305,6 +319,24 @@ class SQLiteStore(LogTables, EpisodeTables):
                 ).fetchone()[0]
             ),
         }
+
+    def check(self) -> dict[str, Any]:
+        """SQLite's own integrity check (every page and index of the file) and the cross-index
+        counts; ``ok`` is False when either finds a problem."""
+        conn = self._db.get()
+        try:
+            problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(20)")]
+        except (sqlite3.DatabaseError, StoreDamagedError) as exc:
+            problems = [str(exc)]
+        if problems == ["ok"]:
+            problems = []
+        counts = self.integrity() if not problems else {}
+        consistent = bool(counts) and (
+            counts["episodes"] == counts["vectors"] == counts["fts"]
+            and counts["orphan_episodes"] == 0
+            and counts["events_without_episode"] == 0
+        )
+        return {"ok": not problems and consistent, "database": problems or "ok", **counts}
 
     def _forget_vaulted_values(self, conn: sqlite3.Connection, event_id: int) -> None:
         """A deleted message takes its vaulted values along, unless another of the user's
