@@ -91,6 +91,9 @@ class AsyncMemory:
     async def wait(self, timeout: float | None = None) -> bool:
         return await asyncio.to_thread(self._memory.wait, timeout)
 
+    async def rotate_vault_key(self, new_key: str | None = None) -> dict[str, Any]:
+        return await asyncio.to_thread(self._memory.rotate_vault_key, new_key)
+
     async def retry_failed(self) -> int:
         return await asyncio.to_thread(self._memory.retry_failed)
 

@@ -106,6 +106,13 @@ class Memory:
         ["failed_jobs"]``; fix the cause, then ``retry_failed()``)."""
         return self._open().wait(timeout)
 
+    def rotate_vault_key(self, new_key: str | None = None) -> dict[str, Any]:
+        """Re-encrypt every vaulted PII value under a new key (generated unless given; with
+        ``MADELEINE_VAULT_KEY`` set, pass the new key and set the variable to it afterwards).
+        This Memory keeps working throughout; other processes open new values once they are
+        restarted with the new key (or with ``MADELEINE_VAULT_KEY="new,old"`` meanwhile)."""
+        return self._open().rotate_vault_key(self.path, new_key)
+
     def retry_failed(self) -> int:
         """Queue again the messages whose indexing failed on every attempt; how many."""
         return self._open().retry_failed()

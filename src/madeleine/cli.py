@@ -84,6 +84,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.set_defaults(handler=_cmd_check)
 
+    vault = commands.add_parser("vault", help="the PII vault: key rotation")
+    vault_commands = vault.add_subparsers(title="vault commands", metavar="COMMAND")
+    rotate = vault_commands.add_parser(
+        "rotate-key", help="re-encrypt every vaulted value under a new key, the store in use"
+    )
+    rotate.add_argument(
+        "--new-key",
+        help="the new Fernet key (required when MADELEINE_VAULT_KEY is set; else generated "
+        "and written to the store's vault.key)",
+    )
+    rotate.set_defaults(handler=_cmd_vault_rotate)
+
     retry = commands.add_parser(
         "retry-failed", help="queue again the messages whose indexing failed on every attempt"
     )
@@ -319,6 +331,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0 if report["ok"] else 1
+
+
+def _cmd_vault_rotate(args: argparse.Namespace) -> int:
+    with _open(args, background=False) as memory:
+        report = memory.rotate_vault_key(args.new_key)
+    print(json.dumps(report, indent=2))
+    return 0
 
 
 def _cmd_retry_failed(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
@@ -22,6 +23,7 @@ from madeleine.read.dense import DenseIndex
 from madeleine.read.restore import Restorer
 from madeleine.read.search import Searcher
 from madeleine.store import open_store
+from madeleine.store.crypto import KEY_FILE, load_key, split_keys, write_key_file
 from madeleine.store.ports import Store
 from madeleine.store.records import MAX_ID
 from madeleine.text.analyzer import Analyzer, MultilingualAnalyzer
@@ -108,6 +110,31 @@ class Engine:
             )
             return False
         return True
+
+    def rotate_vault_key(self, directory: Path, new_key: str | None) -> dict[str, Any]:
+        """Re-seal every vaulted value under a new key while the store stays in use. With a
+        key file, the file holds both keys (newest first) until every value is re-sealed, so
+        a crash midway loses nothing and a rerun finishes the job."""
+        from cryptography.fernet import Fernet
+
+        configured = self.settings.pii.vault_key
+        fresh = (new_key.strip() if new_key else "").encode("ascii", errors="replace")
+        if configured and configured.strip() and not fresh:
+            raise ValueError(
+                "the vault key comes from MADELEINE_VAULT_KEY: pass the new key "
+                "(cryptography.fernet.Fernet.generate_key()), then set MADELEINE_VAULT_KEY "
+                "to it once the rotation is done"
+            )
+        fresh = fresh or Fernet.generate_key()
+        load_key(directory, fresh.decode())  # validates the new key
+        if configured and configured.strip():
+            rotated = self.store.vault.rotate(fresh)
+            return {"rotated": rotated, "next": "set MADELEINE_VAULT_KEY to the new key"}
+        old = split_keys(load_key(directory, None))
+        write_key_file(directory, [fresh, *[k for k in old if k != fresh]])
+        rotated = self.store.vault.rotate(fresh)
+        write_key_file(directory, [fresh])
+        return {"rotated": rotated, "key_file": str(directory / KEY_FILE)}
 
     def retry_failed(self) -> int:
         queued = self.store.retry_failed()

@@ -15,12 +15,13 @@ import hmac
 import json
 import logging
 import os
+import re
 import secrets
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from madeleine.errors import MadeleineError
 from madeleine.text.pii import PiiCategory
@@ -53,18 +54,38 @@ def new_token() -> str:
     return "v" + base64.b32encode(secrets.token_bytes(10)).decode("ascii").lower()[:10]
 
 
+def split_keys(blob: bytes) -> list[bytes]:
+    """A key setting may list several keys, newest first ("new,old"): values are sealed
+    with the first and opened with any (a key rotation in progress)."""
+    return [key for key in re.split(rb"[,\s]+", blob.strip()) if key]
+
+
 class VaultCipher:
-    """Fernet encryption of vaulted values, with the owner and token sealed inside."""
+    """Fernet encryption of vaulted values, with the owner and token sealed inside.
+
+    ``key`` may hold several keys, newest first: it seals with the first and opens with any
+    (``MultiFernet``), which is what lets a key rotation run while the store is in use."""
 
     def __init__(self, key: bytes) -> None:
-        self._fernet = _fernet(key, "the vault key")
+        keys = split_keys(key)
+        if not keys:
+            raise VaultKeyError("the vault key is empty")
+        self.keys = keys
+        self._fernet = MultiFernet([_fernet(k, "the vault key") for k in keys])
         # A separate subkey for dedupe digests, so the digest never reuses the cipher key.
-        self._mac_key = hmac.new(key, b"madeleine vault dedupe v1", hashlib.sha256).digest()
+        self._mac_keys = [
+            hmac.new(k, b"madeleine vault dedupe v1", hashlib.sha256).digest() for k in keys
+        ]
 
     def digest(self, user_id: str, category: PiiCategory, value: str) -> str:
         """Equal values of one user get one digest: re-adding a message does not grow the vault."""
+        return self.digests(user_id, category, value)[0]
+
+    def digests(self, user_id: str, category: PiiCategory, value: str) -> list[str]:
+        """The value's digest under each key, newest first (a rotation may have left rows
+        under an older one)."""
         message = json.dumps([user_id, category.value, value], ensure_ascii=False).encode()
-        return hmac.new(self._mac_key, message, hashlib.sha256).hexdigest()
+        return [hmac.new(k, message, hashlib.sha256).hexdigest() for k in self._mac_keys]
 
     def seal(self, user_id: str, token: str, category: PiiCategory, value: str) -> bytes:
         payload = json.dumps([user_id, token, category.value, value], ensure_ascii=False)
@@ -97,7 +118,8 @@ def load_key(store_dir: Path, configured: str | None) -> bytes:
     agree on one key). A blank ``configured`` counts as unset."""
     if configured is not None and configured.strip():
         key = configured.strip().encode("ascii", errors="replace")
-        _fernet(key, "MADELEINE_VAULT_KEY")
+        for one in split_keys(key):
+            _fernet(one, "MADELEINE_VAULT_KEY")
         return key
     path = store_dir / KEY_FILE
     if not path.exists():
@@ -120,13 +142,28 @@ def _read_key_file(path: Path) -> bytes:
     if mode & 0o077:
         log.warning("vault key file %s is readable by others (mode %o); chmod 600 it", path, mode)
     key = path.read_bytes().strip()
-    _fernet(
-        key,
-        f"the key file {path}",
-        "; restore the original file or set MADELEINE_VAULT_KEY (a new key cannot read values "
-        "stored with the old one)",
-    )
+    for one in split_keys(key) or [b""]:
+        _fernet(
+            one,
+            f"the key file {path}",
+            "; restore the original file or set MADELEINE_VAULT_KEY (a new key cannot read "
+            "values stored with the old one)",
+        )
     return key
+
+
+def write_key_file(store_dir: Path, keys: list[bytes]) -> None:
+    """Replace ``vault.key`` atomically (a private temp file renamed into place), one key a
+    line, newest first."""
+    path = store_dir / KEY_FILE
+    tmp = store_dir / f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, b"\n".join(keys) + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
 
 
 def _create_key_file(store_dir: Path, path: Path) -> None:

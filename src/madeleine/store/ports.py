@@ -299,6 +299,10 @@ class VaultRepository(Protocol):
 
     def getter(self, tx: Transaction | None, user_id: str) -> Callable[[str], str | None]: ...
 
+    def rotate(self, new_key: bytes, batch: int = 500) -> int:
+        """Re-seal every value under ``new_key``, the store in use throughout."""
+        ...
+
 
 class ImportRepository(Protocol):
     """Which files and conversations an import has already indexed, and how."""

@@ -79,7 +79,9 @@ class SQLiteStore(LogTables, EpisodeTables):
         self.facts: FactRepository = SQLiteFacts(self._db)
         self.graph: GraphRepository = SQLiteGraph(self._db)
         self.imports: ImportRepository = SQLiteImportLog(self._db)
-        self.vault: VaultRepository = SQLiteVault(self._db.get, VaultCipher(vault_key))
+        self.vault: VaultRepository = SQLiteVault(
+            self._db.get, VaultCipher(vault_key), self._db.write
+        )
         self.vectors: VectorIndex = UsearchFiles(directory / "ann", ann_threshold)
         try:
             self.vault.check_key()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 
 from madeleine.store.crypto import VaultCipher, VaultEntry, VaultError, new_token
 from madeleine.store.records import Transaction
@@ -38,9 +39,20 @@ class SQLiteVault:
     """The vault table; ``connect`` supplies a connection when a method is given no
     transaction."""
 
-    def __init__(self, connect: Callable[[], sqlite3.Connection], cipher: VaultCipher) -> None:
+    def __init__(
+        self,
+        connect: Callable[[], sqlite3.Connection],
+        cipher: VaultCipher,
+        write: Callable[[], AbstractContextManager[sqlite3.Connection]] | None = None,
+    ) -> None:
         self._connect = connect
         self._cipher = cipher
+        self._write = write
+
+    def _db_write(self) -> AbstractContextManager[sqlite3.Connection]:
+        if self._write is not None:
+            return self._write()
+        return _immediate(self._connect())
 
     def ensure_schema(self, tx: Transaction | None = None) -> None:
         """Create the table when used on its own (the store runs VAULT_SCHEMA at open)."""
@@ -62,8 +74,9 @@ class SQLiteVault:
         token, so re-adding a message does not grow the vault."""
         cat = PiiCategory(category)
         c = self._use(tx)
-        digest = self._cipher.digest(user_id, cat, value)
-        existing = self._token_for(c, user_id, digest)
+        digests = self._cipher.digests(user_id, cat, value)
+        digest = digests[0]
+        existing = self._token_for(c, user_id, digests)
         if existing is not None:
             return existing
         for _ in range(_TOKEN_ATTEMPTS):
@@ -82,10 +95,45 @@ class SQLiteVault:
             )
             if cursor.rowcount == 1:
                 return token
-            existing = self._token_for(c, user_id, digest)  # another writer stored it first
+            existing = self._token_for(c, user_id, digests)  # another writer stored it first
             if existing is not None:
                 return existing
         raise VaultError("could not allocate an unused vault token")
+
+    def rotate(self, new_key: bytes, batch: int = 500) -> int:
+        """Re-seal every value under ``new_key`` (and its dedupe digest), batch by batch, each
+        batch its own transaction: the store stays usable throughout, since values are
+        opened with the new key or the old. Returns the values re-sealed."""
+        self._cipher = VaultCipher(new_key + b"," + b",".join(self._cipher.keys))
+        done, last = 0, ""
+        while True:
+            with self._db_write() as conn:
+                rows = conn.execute(
+                    "SELECT token, user_id, ciphertext FROM vault WHERE token > ? "
+                    "ORDER BY token LIMIT ?",
+                    (last, batch),
+                ).fetchall()
+                for token, user_id, ciphertext in rows:
+                    category, value = self._cipher.open(ciphertext, user_id, token)
+                    digest = self._cipher.digest(user_id, category, value)
+                    taken = conn.execute(
+                        "SELECT 1 FROM vault WHERE user_id = ? AND digest = ? AND token != ?",
+                        (user_id, digest, token),
+                    ).fetchone()
+                    conn.execute(
+                        "UPDATE vault SET ciphertext = ?, digest = ? WHERE token = ?",
+                        (
+                            self._cipher.seal(user_id, token, category, value),
+                            f"{digest}:{token}" if taken else digest,  # keep the index unique
+                            token,
+                        ),
+                    )
+            if not rows:
+                break
+            done += len(rows)
+            last = str(rows[-1][0])
+        self._cipher = VaultCipher(new_key)
+        return done
 
     def forget_user(self, tx: Transaction | None, user_id: str) -> int:
         c = self._use(tx)
@@ -156,8 +204,22 @@ class SQLiteVault:
         return self._connect() if tx is None else conn_of(tx)
 
     @staticmethod
-    def _token_for(conn: sqlite3.Connection, user_id: str, digest: str) -> str | None:
+    def _token_for(conn: sqlite3.Connection, user_id: str, digests: list[str]) -> str | None:
+        marks = ",".join("?" * len(digests))
         row = conn.execute(
-            "SELECT token FROM vault WHERE user_id = ? AND digest = ?", (user_id, digest)
+            f"SELECT token FROM vault WHERE user_id = ? AND digest IN ({marks}) LIMIT 1",
+            (user_id, *digests),
         ).fetchone()
         return None if row is None else str(row[0])
+
+
+@contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A write transaction on a bare connection (the vault used on its own, in tests)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
