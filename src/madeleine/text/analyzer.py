@@ -57,7 +57,7 @@ class Analyzer(Protocol):
 class MultilingualAnalyzer:
     """English + Korean analyzer; Korean runs through MeCab-ko when it is installed."""
 
-    name = "multi-v1"
+    name = "multi-v2"  # v2: Latin words inside Korean text are also indexed whole
 
     def __init__(self) -> None:
         self._local = threading.local()
@@ -143,7 +143,13 @@ class MultilingualAnalyzer:
                     piece = part.split("/")[0]
                     if len(piece) >= 2 and piece != surface:
                         terms.append(piece)
-        return terms + self._english_terms(latin)
+        english = self._english_terms(latin)
+        # A word without Hangul is also indexed whole, as an English query analyzes it:
+        # MeCab splits "SR2023abc" into sr / 2023 / abc, and "where is SR2023abc" must
+        # still find the Korean sentence that names it.
+        whole = self._english_terms(w for w in _WORD.findall(text) if not _HANGUL.search(w))
+        seen = set(terms) | set(english)
+        return terms + english + [t for t in dict.fromkeys(whole) if t not in seen]
 
 
 _CAPITALIZED = re.compile(r"[A-Z][\w'’.-]*[\w]|[A-Z]")
