@@ -8,6 +8,7 @@ from madeleine.errors import (
     MadeleineError,
     StoreClosedError,
     StoreDamagedError,
+    StoreReadOnlyError,
 )
 from madeleine.records import AddResult, Context, Hit
 
@@ -22,5 +23,6 @@ __all__ = [
     "Settings",
     "StoreClosedError",
     "StoreDamagedError",
+    "StoreReadOnlyError",
 ]
 __version__ = "0.1.0"

@@ -36,6 +36,7 @@ class AsyncMemory:
         token_counter: TokenCounter | None = None,
         checks: Sequence[Check] | None = None,
         rebuild: bool = False,
+        read_only: bool | None = None,
         **overrides: Any,
     ) -> None:
         self._memory = Memory(
@@ -45,6 +46,7 @@ class AsyncMemory:
             token_counter=token_counter,
             checks=checks,
             rebuild=rebuild,
+            read_only=read_only,
             **overrides,
         )
 

@@ -41,7 +41,8 @@ class Memory:
     ``add`` returns once messages are durably logged; indexing happens in a background worker
     (call ``wait`` to block until it has caught up). Every read is scoped to one user.
     ``rebuild=True`` drops every derived index and re-indexes the whole log, e.g. to switch
-    embedders.
+    embedders. ``read_only=True`` (or None, the default, when the files cannot be written)
+    opens the store for reads only: writes raise ``StoreReadOnlyError``.
     """
 
     def __init__(
@@ -53,6 +54,7 @@ class Memory:
         token_counter: TokenCounter | None = None,
         checks: Sequence[Check] | None = None,
         rebuild: bool = False,
+        read_only: bool | None = None,
         **overrides: Any,
     ) -> None:
         if settings is not None and overrides:
@@ -61,6 +63,8 @@ class Memory:
         self.path = Path(path)
         if self.path.exists() and not self.path.is_dir():
             raise ValueError(f"path must be a directory, but {self.path} is a file")
+        if read_only is not None and not isinstance(read_only, bool):
+            raise TypeError(f"read_only must be a bool or None, got {type(read_only).__name__}")
         self._engine: Engine = build_engine(
             self.path,
             self.settings,
@@ -68,6 +72,7 @@ class Memory:
             token_counter=token_counter,
             checks=checks,
             rebuild=rebuild,
+            read_only=read_only,
         )
         self._closed = False
 

@@ -13,6 +13,7 @@ from typing import Any
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
 from madeleine.embed.factory import load_embedder
+from madeleine.errors import StoreReadOnlyError
 from madeleine.facts.checks import BUILT_IN_CHECKS, Check
 from madeleine.facts.factory import build_extractor, build_judge, build_llm
 from madeleine.graph.entities import EntityExtractor
@@ -96,7 +97,8 @@ class Engine:
             if not self.worker.wait_idle(timeout):
                 return False
         else:
-            self.indexer.drain()
+            if not self.store.read_only:
+                self.indexer.drain()
             if self.store.pending_jobs():
                 return False
         failed = self.store.failed_jobs()
@@ -160,12 +162,14 @@ def build_engine(
     token_counter: TokenCounter | None = None,
     checks: Sequence[Check] | None = None,
     rebuild: bool = False,
+    read_only: bool | None = None,
 ) -> Engine:
     store = open_store(
         path,
         vault_key=settings.pii.vault_key,
         busy_timeout_ms=settings.store.busy_timeout_ms,
         ann_threshold=settings.store.ann_threshold,
+        read_only=read_only,
     )
     try:
         model = (
@@ -213,7 +217,9 @@ def build_engine(
         facts=facts,
         graph=graph,
     )
-    worker = BackgroundWorker(indexer) if settings.worker.background else None
+    worker = (
+        BackgroundWorker(indexer) if settings.worker.background and not store.read_only else None
+    )
     searcher = Searcher(
         store, DenseIndex(store, store.vectors), model, analyzer, settings, store.facts, store.graph
     )
@@ -247,12 +253,16 @@ def build_engine(
 def _prepare_indexes(store: Store, embedder: Embedder, analyzer: Analyzer, rebuild: bool) -> None:
     """Refuse a different embedder; on ``rebuild`` drop every derived index and queue the
     whole log again; warn when the lexical index was built by another analyzer."""
+    if rebuild and store.read_only:
+        raise StoreReadOnlyError("a read-only store cannot be rebuilt")
     if rebuild:
         queued = store.reset_indexes(embedder.name, embedder.dim)
         store.set_meta("analyzer", analyzer.name)
         log.info("indexes dropped; %d logged events queued for re-indexing", queued)
     store.bind_embedder(embedder.name, embedder.dim)
     recorded = store.meta("analyzer")
+    if store.read_only:
+        return  # nothing is written: no analyzer stamp, no digests rebuilt
     if recorded is None:
         store.set_meta("analyzer", analyzer.name)
     elif recorded != analyzer.name:

@@ -17,3 +17,7 @@ class StoreClosedError(MadeleineError):
 
 class StoreDamagedError(MadeleineError):
     """The store's files are damaged: reading on could return wrong memories or lose more."""
+
+
+class StoreReadOnlyError(MadeleineError):
+    """The store was opened read-only (its files cannot be written): it answers reads only."""

@@ -328,6 +328,7 @@ class Store(EventLog, Outbox, EpisodeIndex, Protocol):
     vault: VaultRepository
     imports: ImportRepository
     vectors: VectorIndex
+    read_only: bool  # opened for reads only: writes raise StoreReadOnlyError
 
     @property
     def path(self) -> Path | str:

@@ -9,7 +9,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from madeleine.errors import StoreClosedError, StoreDamagedError
+from madeleine.errors import StoreClosedError, StoreDamagedError, StoreReadOnlyError
 from madeleine.store.records import Transaction
 
 # What SQLite says when the file itself is bad: a damaged page, or not a database at all.
@@ -93,8 +93,9 @@ def conn_of(tx: Transaction) -> sqlite3.Connection:
 class Connections:
     """Thread-safe: each thread gets its own connection; writers use ``BEGIN IMMEDIATE``."""
 
-    def __init__(self, path: Path, busy_timeout_ms: int) -> None:
+    def __init__(self, path: Path, busy_timeout_ms: int, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only
         self._busy_timeout_ms = busy_timeout_ms
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
@@ -106,15 +107,10 @@ class Connections:
             raise StoreClosedError("this Memory is closed")
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(
-                self.path,
-                timeout=self._busy_timeout_ms / 1000,
-                isolation_level=None,
-                check_same_thread=False,
-                factory=_Connection,
-            )
+            conn = self._connect()
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
-            conn.execute("PRAGMA journal_mode = WAL")
+            if not self.read_only:
+                conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
             # Deleted memories must not linger in free pages of the file.
@@ -124,9 +120,45 @@ class Connections:
                 self._all.append(conn)
         return conn
 
+    def _connect(self) -> sqlite3.Connection:
+        timeout = self._busy_timeout_ms / 1000
+        if not self.read_only:
+            return sqlite3.connect(
+                self.path,
+                timeout=timeout,
+                isolation_level=None,
+                check_same_thread=False,
+                factory=_Connection,
+            )
+        # read-only: a WAL database normally needs its -shm file; where it cannot be made
+        # (a read-only directory), the file is read as immutable (nobody writes it meanwhile)
+        uri = self.path.resolve().as_uri()
+        for mode in ("mode=ro", "immutable=1"):
+            conn = sqlite3.connect(
+                f"{uri}?{mode}",
+                uri=True,
+                timeout=timeout,
+                isolation_level=None,
+                check_same_thread=False,
+                factory=_Connection,
+            )
+            if mode == "immutable=1":
+                return conn
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                return conn
+            except (sqlite3.OperationalError, StoreDamagedError):
+                conn.close()
+        raise AssertionError("unreachable")
+
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """A write transaction taken up front, so concurrent writers wait instead of failing."""
+        if self.read_only:
+            raise StoreReadOnlyError(
+                f"{self.path} was opened read-only (its files cannot be written): it answers "
+                "searches and reads, not writes"
+            )
         conn = self.get()
         conn.execute("BEGIN IMMEDIATE")
         try:

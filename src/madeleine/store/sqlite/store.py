@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from madeleine.errors import EmbedderMismatchError, StoreDamagedError
+from madeleine.errors import EmbedderMismatchError, StoreDamagedError, StoreReadOnlyError
 from madeleine.store.crypto import VaultCipher
 from madeleine.store.ports import (
     FactRepository,
@@ -53,21 +53,29 @@ class SQLiteStore(LogTables, EpisodeTables):
         vault_key: bytes,
         busy_timeout_ms: int = 30_000,
         ann_threshold: int = 20_000,
+        read_only: bool = False,
     ) -> None:
         self.directory = directory
+        self.read_only = read_only
         database = directory / DATABASE_FILE
         if database.exists() and database.stat().st_size == 0:
             raise StoreDamagedError(
                 f"{database} is empty: the store was truncated or never finished being "
                 "created. Restore it from a backup, or delete the file to start a new store."
             )
-        self._db = Connections(database, busy_timeout_ms)
+        if read_only and not database.exists():
+            raise FileNotFoundError(f"no store at {directory} to open read-only")
+        self._db = Connections(database, busy_timeout_ms, read_only=read_only)
         schema = resources.files("madeleine.store.sqlite").joinpath("schema.sql").read_text("utf-8")
         try:
-            with self._db.write() as conn:
-                _migrate_ids(conn, schema)
-            self._db.get().executescript("BEGIN IMMEDIATE;" + schema + VAULT_SCHEMA + "COMMIT;")
-            self.set_meta("schema_version", SCHEMA_VERSION)
+            if read_only:
+                _require_current_schema(self.meta("schema_version"), database)
+            else:
+                with self._db.write() as conn:
+                    _migrate_ids(conn, schema)
+                script = "BEGIN IMMEDIATE;" + schema + VAULT_SCHEMA + "COMMIT;"
+                self._db.get().executescript(script)
+                self.set_meta("schema_version", SCHEMA_VERSION)
         except (sqlite3.DatabaseError, StoreDamagedError) as exc:
             self._db.close()
             raise StoreDamagedError(
@@ -102,18 +110,15 @@ class SQLiteStore(LogTables, EpisodeTables):
 
     def bind_embedder(self, name: str, dim: int) -> None:
         """Record the embedder on first use; refuse a different one later."""
-        with self._db.write() as conn:
-            rows = dict(
-                conn.execute(
-                    "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedder_dim')"
-                ).fetchall()
-            )
-            if not rows:
+        query = "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedder_dim')"
+        rows = dict(self._db.get().execute(query).fetchall())
+        if not rows:
+            with self._db.write() as conn:
                 conn.executemany(
-                    "INSERT INTO meta(key, value) VALUES (?, ?)",
+                    "INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
                     [("embedder", name), ("embedder_dim", str(dim))],
                 )
-                return
+                rows = dict(conn.execute(query).fetchall())  # another process may have won
         if rows.get("embedder") != name or rows.get("embedder_dim") != str(dim):
             raise EmbedderMismatchError(
                 f"this store was indexed with embedder {rows.get('embedder')!r} "
@@ -374,3 +379,12 @@ def _migrate_ids(conn: sqlite3.Connection, schema: str) -> None:
         conn.execute(f"INSERT INTO {table}_ids SELECT * FROM {table}")
         conn.execute(f"DROP TABLE {table}")
         conn.execute(f"ALTER TABLE {table}_ids RENAME TO {table}")
+
+
+def _require_current_schema(version: str | None, database: Path) -> None:
+    """A read-only store cannot be upgraded on open: it must already be current."""
+    if version != SCHEMA_VERSION:
+        raise StoreReadOnlyError(
+            f"{database} has schema {version}, this version needs {SCHEMA_VERSION}: open it "
+            "once with write access to upgrade it"
+        )
