@@ -35,6 +35,7 @@ USERS = st.sampled_from(["alice", "bob", "u\ud800", " ", "carol"])
 RUN = settings(
     max_examples=40,
     deadline=None,
+    derandomize=True,  # the same examples on every run: CI is reproducible
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 

@@ -70,15 +70,15 @@ def test_a_dead_workers_claim_is_taken_over_within_one_lease(tmp_path: Path) -> 
 def test_a_live_worker_keeps_its_claim_while_it_works(tmp_path: Path) -> None:
     path = tmp_path / "m"
     slow = FlakyEmbedder()
-    slow.broken, slow.delay = False, 1.5  # three leases long
+    slow.broken, slow.delay = False, 3.0  # three leases long
     with (
-        Memory(path, embedder=slow, background=False, lease_seconds=0.5) as busy,
-        Memory(path, embedder=HashingEmbedder(), background=False, lease_seconds=0.5) as other,
+        Memory(path, embedder=slow, background=False, lease_seconds=1.0) as busy,
+        Memory(path, embedder=HashingEmbedder(), background=False, lease_seconds=1.0) as other,
     ):
         busy.add([{"content": "a slow batch"}], user_id="u")
         worker = threading.Thread(target=busy.index_pending)
         worker.start()
-        time.sleep(1.0)  # past two leases: without renewal the job would be up for grabs
+        time.sleep(2.0)  # past two leases: without renewal the job would be up for grabs
         assert other.index_pending() == 0
         worker.join()
         assert busy.integrity()["events_without_episode"] == 0
