@@ -90,6 +90,18 @@ def conn_of(tx: Transaction) -> sqlite3.Connection:
     return tx.conn
 
 
+@contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 class Connections:
     """Thread-safe: each thread gets its own connection; writers use ``BEGIN IMMEDIATE``."""
 
@@ -159,14 +171,8 @@ class Connections:
                 f"{self.path} was opened read-only (its files cannot be written): it answers "
                 "searches and reads, not writes"
             )
-        conn = self.get()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(self.get()) as conn:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 
 from madeleine.store.crypto import VaultCipher, VaultEntry, VaultError, new_token
 from madeleine.store.records import Transaction
-from madeleine.store.sqlite.connection import conn_of
+from madeleine.store.sqlite.connection import conn_of, immediate
 from madeleine.text.pii import TOKEN, PiiCategory
 
 # The unique (user_id, digest) index is also the index on user_id (its leading column).
@@ -52,7 +52,7 @@ class SQLiteVault:
     def _db_write(self) -> AbstractContextManager[sqlite3.Connection]:
         if self._write is not None:
             return self._write()
-        return _immediate(self._connect())
+        return immediate(self._connect())
 
     def ensure_schema(self, tx: Transaction | None = None) -> None:
         """Create the table when used on its own (the store runs VAULT_SCHEMA at open)."""
@@ -211,15 +211,3 @@ class SQLiteVault:
             (user_id, *digests),
         ).fetchone()
         return None if row is None else str(row[0])
-
-
-@contextmanager
-def _immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """A write transaction on a bare connection (the vault used on its own, in tests)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
