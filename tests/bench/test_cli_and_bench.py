@@ -192,3 +192,22 @@ def test_locomo_dev_recall_target(tmp_path: Path) -> None:
     assert result.overall.mean("R@10") >= 0.75
     assert result.overall.mean("R@5") >= 0.65
     assert result.overall.mean("S_all@10") >= 0.85
+
+
+def test_read_commands_need_a_store_and_data_goes_anywhere(tmp_path: Path) -> None:
+    missing = tmp_path / "typo"
+    result = _cli("stats", data=missing)
+    assert result.returncode == 2 and "no memory store at" in result.stderr
+    assert not missing.exists(), "a read command must not create a store"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    data = tmp_path / "d"
+    added = subprocess.run(
+        [sys.executable, "-m", "madeleine.cli", "add", "--user", "u", "-", "--data", str(data)],
+        input='[{"content": "I live in Lisbon", "id": "a"}]',
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert added.returncode == 0, added.stderr
+    assert (data / "memory.db").is_file()
