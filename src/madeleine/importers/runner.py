@@ -160,6 +160,7 @@ def _write_unit(
     known = {} if previous is None else previous[1]
     digests: dict[str, str] = {}
     fresh: list[Passage] = []
+    replaced = 0
     for passage in found:
         digests[passage.id] = passage.digest
         seen = known.get(passage.id)
@@ -168,10 +169,17 @@ def _write_unit(
             continue
         if seen is not None:
             target.delete_message(passage.id, user_id=user_id)  # grown since: replace it
-            report.updated += 1
+            replaced += 1
         fresh.append(passage)
-    held = {digest for other, digest in (owners or {}).values() if other != name}
-    for gone in set(known) - set(digests):
+    report.updated += replaced
+    gone_ids = set(known) - set(digests)
+    # what other units hold: read only when this unit dropped passages (a whole-import scan)
+    held = (
+        {digest for other, digest in (owners or {}).values() if other != name}
+        if gone_ids
+        else set()
+    )
+    for gone in gone_ids:
         if known[gone] in held:
             continue  # the same text is still in another file: it stays in memory
         if target.delete_message(gone, user_id=user_id):
@@ -185,13 +193,8 @@ def _write_unit(
             )
             added += len(result.added)
             report.duplicates += len(result.duplicates)
-    report.added += max(0, added - report_updates(found, known))
+    report.added += max(0, added - replaced)  # replaced passages are counted as updated
     log.put(user_id, source, name, stamp, digests)
-
-
-def report_updates(found: Iterable[Passage], known: Mapping[str, str]) -> int:
-    """Passages of this unit that replaced an older version (counted apart from new ones)."""
-    return sum(1 for p in found if p.id in known and known[p.id] != p.digest)
 
 
 def _own_ids(found: list[Passage], unit: str, owners: dict[str, tuple[str, str]]) -> list[Passage]:

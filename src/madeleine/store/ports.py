@@ -70,8 +70,9 @@ class Outbox(Protocol):
 
     def pending_jobs(self, user_id: str | None = None) -> int: ...
 
-    def failed_jobs(self) -> list[dict[str, Any]]:
-        """Dead-lettered jobs (failed on every attempt): event, user, attempts, last error."""
+    def failed_jobs(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """Dead-lettered jobs (failed on every attempt), oldest first: event, user, attempts,
+        last error; ``limit`` the first few."""
         ...
 
     def renew_jobs(self, jobs: Sequence[IndexJob], worker: str, lease_seconds: float) -> None:

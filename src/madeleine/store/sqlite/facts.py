@@ -384,7 +384,8 @@ class SQLiteFacts:
             ).fetchone()
         ]
         self._delete(conn, orphaned)
-        _sync_sources(conn, [fact_id for fact_id in touched if fact_id not in set(orphaned)])
+        gone = set(orphaned)
+        _sync_sources(conn, [fact_id for fact_id in touched if fact_id not in gone])
         conn.execute(
             "DELETE FROM routing_log WHERE id IN (SELECT r.id FROM routing_log AS r, "
             f"json_each(r.detail, '$.sources') AS s WHERE s.value IN ({marks}))",

@@ -185,13 +185,13 @@ class LogTables:
             )
         return int(row[0])
 
-    def failed_jobs(self) -> list[dict[str, Any]]:
+    def failed_jobs(self, limit: int | None = None) -> list[dict[str, Any]]:
         rows = (
             self._db.get()
             .execute(
                 "SELECT event_id, user_id, attempts, last_error FROM outbox WHERE attempts >= ? "
-                "ORDER BY id",
-                (MAX_ATTEMPTS,),
+                "ORDER BY id LIMIT ?",
+                (MAX_ATTEMPTS, -1 if limit is None else limit),
             )
             .fetchall()
         )

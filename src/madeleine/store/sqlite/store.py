@@ -292,7 +292,7 @@ class SQLiteStore(LogTables, EpisodeTables):
             "alerts": count("SELECT count(*) FROM alerts"),
             "pending_jobs": count(f"SELECT count(*) FROM outbox WHERE attempts < {MAX_ATTEMPTS}"),
             "failed_jobs": count(f"SELECT count(*) FROM outbox WHERE attempts >= {MAX_ATTEMPTS}"),
-            "failures": self.failed_jobs()[:10],  # the first dead-lettered jobs and their error
+            "failures": self.failed_jobs(limit=10),  # the first dead-lettered jobs and their error
             "embedder": self.meta("embedder"),
             "embedder_dim": self.meta("embedder_dim"),
             "graph": self.graph.counts(),
