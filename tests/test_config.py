@@ -44,6 +44,8 @@ OTHER: dict[str, Any] = {
     "recency_half_life_days": 7.0,
     "half_life_days": {"turn": 180.0},
     "entity_weight": 0.3,
+    "phatic_factor": 0.3,
+    "superseded_factor": 0.6,
     "entity_max_share": 0.2,
     "diversity_penalty": 0.3,
     "mmr_lambda": 0.7,

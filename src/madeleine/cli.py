@@ -42,6 +42,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("madeleine: interrupted; acknowledged messages are safe in the log", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (``madeleine stats | head``): stop quietly, as a shell tool does;
+        # stdout is pointed at devnull so the interpreter's final flush cannot fail again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 def _parser() -> argparse.ArgumentParser:

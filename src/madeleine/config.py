@@ -163,6 +163,18 @@ class StagesSettings(BaseModel):
         description="time decay per memory kind, e.g. {'turn': 180, 'fact': 365}; pinned "
         "memories and stable facts are exempt (empty: no decay)",
     )
+    phatic_factor: float = Field(
+        default=0.2,
+        gt=0,
+        le=1,
+        description="score kept by turns that only greet, thank or name someone (1: off)",
+    )
+    superseded_factor: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="score kept by a turn whose fact was superseded, below its successor (1: off)",
+    )
     entity_weight: float = Field(
         default=0.1,
         ge=0,
@@ -373,6 +385,8 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
     "recency_half_life_days": ("stages", "recency_half_life_days"),
     "half_life_days": ("stages", "half_life_days"),
     "entity_weight": ("stages", "entity_weight"),
+    "phatic_factor": ("stages", "phatic_factor"),
+    "superseded_factor": ("stages", "superseded_factor"),
     "entity_max_share": ("stages", "entity_max_share"),
     "diversity_penalty": ("stages", "diversity_penalty"),
     "mmr_lambda": ("stages", "mmr_lambda"),

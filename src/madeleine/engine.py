@@ -244,6 +244,7 @@ def build_engine(
             searcher.neighbour_hits,
             restorer,
             token_counter or estimate_tokens,
+            analyzer,
         ),
         restorer=restorer,
         llm=llm,

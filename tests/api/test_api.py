@@ -76,16 +76,20 @@ def test_context_respects_budget_and_labels_items(memory: Memory) -> None:
     memory.wait(timeout=60)
     ctx = memory.context("What did Alice book?", user_id="u1", budget_tokens=2000)
     assert ctx.items and ctx.tokens <= 2000
-    assert "### 2024-09-15 · session s1" in ctx.text and "[10:00] Alice:" in ctx.text
+    assert "### 2024-09-15 · s1" in ctx.text and "\n- Alice:" in ctx.text
     assert "not instructions" in ctx.text
     assert ctx.tokens == estimate_tokens(ctx.text)
-    # most relevant first: the items keep the search order
+    # most relevant first: the items keep the search order, and the best hit is always in
     hits = memory.search("What did Alice book?", user_id="u1", limit=50)
-    assert [i.id for i in ctx.items] == [h.id for h in hits][: len(ctx.items)]
+    order = [h.id for h in hits]
+    assert ctx.items[0].id == order[0]
+    assert [order.index(i.id) for i in ctx.items] == sorted(order.index(i.id) for i in ctx.items)
     for budget in (1, 10, 25, 40, 60, 90, 150):
         small = memory.context("What did Alice book?", user_id="u1", budget_tokens=budget)
         assert small.tokens <= budget
         assert estimate_tokens(small.text) <= budget
+        if budget >= 10:  # tiny budgets degrade to the best evidence, never to nothing
+            assert small.text and small.items[0].id == order[0]
 
 
 def test_context_sections_windows_and_dedupe(memory: Memory) -> None:
@@ -112,24 +116,26 @@ def test_context_sections_windows_and_dedupe(memory: Memory) -> None:
     memory.wait(timeout=60)
     ctx = memory.context("Boulder Barn climbing", user_id="u1", budget_tokens=2000, limit=3)
     # each turn once, even where the windows of two hits overlap
-    lines = [line for line in ctx.text.splitlines() if line.startswith("- [")]
-    assert len(lines) == len(set(lines)) == len(ctx.items) + len(ctx.window)
+    turns_part = ctx.text[ctx.text.index("\n### ") :]
+    lines = [line for line in turns_part.splitlines() if line.startswith("- ")]
+    packed_turns = [h for h in ctx.items if h.kind == "turn"]
+    assert len(lines) == len(set(lines)) == len(packed_turns) + len(ctx.window)
     assert {h.id for h in ctx.items}.isdisjoint({h.id for h in ctx.window})
     assert ctx.window  # the hits brought neighbouring turns along
     assert all(h.explain["window_of"] in {i.id for i in ctx.items} for h in ctx.window)
     # one section per session, turns in the order they were said
-    sessions = {h.session_id for h in ctx.items + ctx.window}
+    sessions = {h.session_id for h in packed_turns + ctx.window}
     assert ctx.text.count("\n### ") == len(sessions)
-    assert ctx.text.count("### 2024-03-02 · session gym\n") == 1
+    assert ctx.text.count("### 2024-03-02 · gym\n") == 1
     everything = memory.context("Boulder Barn climbing", user_id="u1", limit=7)
-    assert everything.text.count("### 2024-05-10 · session later\n") == 1
-    assert everything.text.count("### 2024-03-02 · session gym\n") == 1
-    gym = ctx.text.split("session gym")[1].split("###")[0]
+    assert everything.text.count("### 2024-05-10 · later\n") == 1
+    assert everything.text.count("### 2024-03-02 · gym\n") == 1
+    gym = ctx.text.split("· gym")[1].split("###")[0]
     said = [i for i, _, c in turns if c[:20] in gym]
     assert said == sorted(said, key=[t[0] for t in turns].index)
     # hits are packed first; windows only fill what the budget leaves
     hits_only = memory.context("Boulder Barn climbing", user_id="u1", limit=3, window=0)
-    assert hits_only.window == [] and len(hits_only.items) == 3
+    assert hits_only.window == [] and 1 <= len(hits_only.items) <= 3
     tight = memory.context(
         "Boulder Barn climbing", user_id="u1", limit=3, budget_tokens=hits_only.tokens + 2
     )

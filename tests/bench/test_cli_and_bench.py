@@ -52,6 +52,17 @@ def test_cli_add_search_context_stats_delete(tmp_path: Path) -> None:
 
     stats = json.loads(_cli("stats", data=data).stdout)
     assert stats["events"] == 2 and stats["integrity"]["episodes"] == 2
+    # `madeleine stats | head`: a reader that goes away early is no crash
+    piped = subprocess.Popen(
+        [sys.executable, "-m", "madeleine.cli", "--data", str(data), "stats"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    assert piped.stdout is not None and piped.stderr is not None
+    piped.stdout.close()  # before the command writes: its write meets a closed pipe
+    errors = piped.stderr.read().decode()
+    assert piped.wait(timeout=300) == 141 and "Traceback" not in errors, errors
 
     deleted = _cli("delete", hits[0]["id"], "--user", "mina", data=data)
     assert deleted.returncode == 0 and "deleted" in deleted.stdout

@@ -145,7 +145,7 @@ def test_context_lists_the_query_facts_first_and_stays_bounded(
         memory.wait(timeout=120)
         assert len(memory.facts("u")) > 30
         ctx = memory.context("what is the user allergic to?", user_id="u")
-        facts_part = ctx.text.split("## Memories")[0]
+        facts_part = ctx.text.split("\n### ")[0]
         lines = [line for line in facts_part.splitlines() if line.startswith("- ")]
         assert "penicillin" in lines[0]
         assert len(lines) <= 20

@@ -97,9 +97,9 @@ def test_latest_truth_wins_and_history_stays(tmp_path: Path, embedder: Embedder)
         decisions = [e["decision"] for e in memory.routing_log("u")]
         assert "superseded" in decisions
         ctx = memory.context("where do I live?", user_id="u")
-        assert "Shanghai" in ctx.text.split("## Memories")[0]
+        assert "Shanghai" in ctx.text.split("\n### ")[0]
         old = memory.context("where do I live?", user_id="u", as_of="2023-06-01")
-        facts_part = old.text.split("## Memories")[0]
+        facts_part = old.text.split("\n### ")[0]
         assert "Beijing" in facts_part and "Shanghai" not in facts_part
 
 
@@ -135,11 +135,11 @@ def test_passport_alert_and_custom_checks(tmp_path: Path, embedder: Embedder) ->
         rules = {a["rule"] for a in alerts}
         assert "passport_expiry_before_trip" in rules and "custom" in rules
         ctx = memory.context("plan my Tokyo trip", user_id="u")
-        assert ctx.text.startswith("## Alerts from memory checks")
+        assert ctx.text.split("\n")[1] == "Alerts:"  # alerts about the query lead
         assert "passport expires on 2025-02-15" in ctx.text
         tight = memory.context("plan my Tokyo trip", user_id="u", budget_tokens=120)
-        assert tight.items and tight.tokens <= 120  # facts leave room for the memories
-        assert tight.text.startswith("## Alerts from memory checks")
+        assert tight.items and tight.tokens <= 120
+        assert "Alerts:" in tight.text and "passport expires" in tight.text
 
 
 def test_deleting_the_message_deletes_its_facts_and_vault_entry(

@@ -74,6 +74,9 @@ class Explain(TypedDict, total=False):
     time: dict[str, Any]
     decay: DecayEntry
     rerank: RerankEntry
+    phatic: dict[str, float]  # a greeting or a turn that only names someone: its factor
+    truth: dict[str, Any]  # superseded: "fact", "by", "since", "current"; lifted: "replaces"
+    current: dict[str, Any]  # a current fact lifted above the turn it replaced
     diversity_penalty: float
     fact: FactEntry
     fact_weight: float

@@ -20,13 +20,27 @@ from madeleine.config import Settings
 from madeleine.read.channels import Query
 from madeleine.read.explain import Explain
 from madeleine.read.lru import UserLRU
-from madeleine.read.request import PASSAGE_CHANNELS
+from madeleine.read.names import about_names
+from madeleine.read.request import PASSAGE_CHANNELS, SearchRequest
 from madeleine.records import Hit
 from madeleine.sorted_ids import positions
 from madeleine.store.ports import EventLog, FactRepository
 from madeleine.store.records import FactVectors
 
 _CACHED_USERS = 256
+
+TRUTH_KEY = "truth"  # where the stage leaves the current facts for the facts channel
+
+
+@dataclass(frozen=True, slots=True)
+class CurrentFact:
+    """A current fact that replaced a stale candidate: the facts channel ranks it at least at
+    ``floor`` (just above the stale turn's score before demotion)."""
+
+    number: int
+    floor: float
+    replaces: str  # the superseded fact's id
+    stale_turn: str  # the demoted turn's id
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +57,7 @@ class FactQuery:
     decay: bool
     limit: int
     graph: dict[int, float] | None = None  # fact id -> the graph channel's calibrated score
+    names_factor: float = 1.0  # kept by the user's name card when the query is not about names
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +82,7 @@ class FactIndex:
     ) -> None:
         self._facts = facts
         self._settings = settings
+        self.settings = settings
         self._low, self._high = similarity_range
         self._cache: UserLRU[tuple[int, FactVectors]] = UserLRU(_CACHED_USERS)
 
@@ -122,6 +138,10 @@ class FactIndex:
             graph[at[present]] = scores[present]
             fused += self._settings.graph.weight * graph  # added, as for passages
         fused *= self._settings.facts.weight
+        names = None
+        if query.names_factor < 1.0:
+            names = np.fromiter((key == "identity.name" for key in rows.keys), bool, size)
+            fused[names] *= query.names_factor
         factor = None
         half_life = self._settings.stages.half_life_days.get("fact")
         if query.decay and half_life:
@@ -151,6 +171,8 @@ class FactIndex:
                 },
                 "fact_weight": self._settings.facts.weight,
             }
+            if names is not None and names[row]:
+                explain["phatic"] = {"factor": query.names_factor}
             if graph[row] > 0:
                 explain["channels"]["graph"] = {"calibrated": round(float(graph[row]), 6)}
             if factor is not None:
@@ -243,9 +265,13 @@ class FactsChannel:
                 decay=request.stages.decay,
                 limit=request.limit,
                 graph=None if graph is None else graph.facts,
+                names_factor=1.0
+                if about_names(request.query)
+                else self._index.settings.stages.phatic_factor,
             ),
             lexical,
         )
+        scored = _with_current(scored, query.prepared.get(TRUTH_KEY, {}), lexical.rows, request)
         cut = min(h.score for h in hits) if len(hits) >= request.limit else float("-inf")
         scored = [found for found in scored if found.score > cut]
         if not scored:
@@ -293,6 +319,64 @@ class FactsChannel:
             )
         merged = sorted([*hits, *fact_hits], key=lambda h: -h.score)
         return merged[: request.limit]
+
+
+def _with_current(
+    scored: list[ScoredFact],
+    current: dict[int, CurrentFact],
+    rows: FactVectors,
+    request: SearchRequest,
+) -> list[ScoredFact]:
+    """The current facts that replaced stale turns (``read/truth.py``) rank at least just
+    above those turns, found by the facts' own scoring or not."""
+    if not current:
+        return scored
+    allowed = _valid(
+        rows,
+        FactQuery(
+            user_id=request.user_id,
+            terms=(),
+            vector=None,
+            lexical=False,
+            fusion=request.stages.fusion,
+            as_of=request.as_of,
+            include_history=request.include_history,
+            time_range=request.time_range,
+            now=request.now,
+            decay=False,
+            limit=0,
+        ),
+    )
+    at = positions(rows.ids, np.fromiter(current, dtype=np.int64, count=len(current)))
+    holding = {
+        number
+        for number, row in zip(current, at.tolist(), strict=True)
+        if row >= 0 and allowed[row]
+    }
+    lifted: list[ScoredFact] = []
+    found = set()
+    for item in scored:
+        lift = current.get(item.number)
+        if lift is not None and item.number in holding:
+            found.add(item.number)
+            if lift.floor > item.score:
+                item = ScoredFact(item.number, lift.floor, {**item.explain, **_current(lift, item)})
+        lifted.append(item)
+    for number in holding - found:
+        lift = current[number]
+        lifted.append(ScoredFact(number, lift.floor, _current(lift, None)))
+    return sorted(lifted, key=lambda item: -item.score)
+
+
+def _current(lift: CurrentFact, item: ScoredFact | None) -> dict[str, Any]:
+    return {
+        "current": {
+            "replaces": lift.replaces,
+            "stale_turn": lift.stale_turn,
+            "score_before": None if item is None else round(item.score, 6),
+            "score": round(lift.floor, 6),
+        }
+    }
 
 
 def _passage_channels(query: Query) -> tuple[str, ...]:

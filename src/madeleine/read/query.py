@@ -74,20 +74,26 @@ class QueryAnalysis:
     broad: bool
     asks_when: bool
     entities: list[str] = field(default_factory=list)
+    rewritten: str | None = None  # the query as analyzed and embedded, when it was rewritten
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        found: dict[str, object] = {
             "terms": self.terms,
             "broad": self.broad,
             "asks_when": self.asks_when,
             "entities": self.entities,
         }
+        if self.rewritten is not None:
+            found["rewritten"] = self.rewritten
+        return found
 
 
-def analyze_query(query: str, analyzer: Analyzer) -> QueryAnalysis:
+def analyze_query(query: str, analyzer: Analyzer, original: str | None = None) -> QueryAnalysis:
+    """``original``: the query as asked, when ``query`` is its rewrite (``read/names.py``)."""
     return QueryAnalysis(
         terms=analyzer.terms(query),
         broad=bool(_BROAD_EN.search(query) or _BROAD_KO.search(query)),
         asks_when=bool(_WHEN.search(query)),
         entities=query_entities(query, analyzer),
+        rewritten=None if original is None or original == query else query,
     )

@@ -10,7 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-StageName = Literal["windows", "sessions", "entities", "range", "dated", "time", "decay", "rerank"]
+StageName = Literal[
+    "windows",
+    "sessions",
+    "entities",
+    "range",
+    "dated",
+    "time",
+    "phatic",
+    "decay",
+    "rerank",
+    "truth",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,9 +33,22 @@ class Recipe:
 
 DEFAULT = Recipe(
     "default",
-    ("windows", "sessions", "entities", "range", "dated", "time", "decay", "rerank"),
+    (
+        "windows",
+        "sessions",
+        "entities",
+        "range",
+        "dated",
+        "time",
+        "phatic",
+        "decay",
+        "rerank",
+        "truth",
+    ),
     "every stage: context windows, session digests, entities, the time range, dated "
-    "passages for 'when' questions, time expressions, decay, then the optional reranker",
+    "passages for 'when' questions, time expressions, small talk that only names someone, "
+    "decay, the optional reranker, then current truth (a superseded turn yields to its "
+    "successor)",
 )
 PLAIN = Recipe(
     "plain",

@@ -27,11 +27,23 @@ STAGE_NAMES = (
     "entities",
     "dated",
     "time",
+    "phatic",
     "decay",
     "rerank",
+    "truth",
     "diversify",
 )
-_BOOL_STAGES = ("windows", "sessions", "entities", "dated", "time", "decay", "rerank")
+_BOOL_STAGES = (
+    "windows",
+    "sessions",
+    "entities",
+    "dated",
+    "time",
+    "phatic",
+    "decay",
+    "rerank",
+    "truth",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +57,10 @@ class Stages:
     entities: bool = True
     dated: bool = True
     time: bool = True
+    phatic: bool = True
     decay: bool = True
     rerank: bool = False
+    truth: bool = True
     diversify: bool | None = None  # None: decided by query analysis (broad questions)
 
     def allows(self, stage: StageName) -> bool:

@@ -33,6 +33,7 @@ from madeleine.read.explain import ChannelEntry, Explain, FusionName, HitKind
 from madeleine.read.facts import FactIndex, FactsChannel
 from madeleine.read.fusion import Fusion, fusions
 from madeleine.read.graph import GraphIndex
+from madeleine.read.names import UserNames, rewrite
 from madeleine.read.query import analyze_query
 from madeleine.read.recipe import RECIPES, StageName
 from madeleine.read.request import PASSAGE_CHANNELS, SearchRequest, Stages
@@ -42,6 +43,7 @@ from madeleine.read.stages import (
     DecayStage,
     Effect,
     EntityStage,
+    PhaticStage,
     RangeStage,
     RerankStage,
     ScoreState,
@@ -50,6 +52,7 @@ from madeleine.read.stages import (
     TimeStage,
     WindowStage,
 )
+from madeleine.read.truth import TruthStage
 from madeleine.records import Hit
 from madeleine.store.ports import EpisodeIndex, EventLog, FactRepository, GraphRepository
 from madeleine.store.records import StoredEpisode
@@ -103,9 +106,11 @@ class Searcher:
             )
         self._channels: dict[str, Channel] = {c.name: c for c in channels}
         self._merged: dict[str, MergedChannel] = {}
+        fact_index = None
+        self._names = None if facts is None else UserNames(facts)
         if facts is not None:
-            index = FactIndex(facts, settings, embedder.similarity_range)
-            self._merged["facts"] = FactsChannel(index, facts, store)
+            fact_index = FactIndex(facts, settings, embedder.similarity_range)
+            self._merged["facts"] = FactsChannel(fact_index, facts, store)
         self._fusions: dict[FusionName, Fusion] = fusions(settings)
         self.reranker = build_chain(
             embedder,
@@ -123,12 +128,28 @@ class Searcher:
             RangeStage(),
             DatedStage(store, settings.stages.dated_weight),
             TimeStage(store, analyzer, settings),
+            PhaticStage(store, analyzer, settings.stages.phatic_factor),
             DecayStage(settings.stages.half_life_days),
             RerankStage(store, self.reranker, settings.rerank.top_n, settings.rerank.weight),
         ]
+        if facts is not None and fact_index is not None:
+            stages.append(
+                TruthStage(
+                    store,
+                    fact_index,
+                    facts,
+                    settings.stages.superseded_factor,
+                    embedder.similarity_range,
+                    analyzer,
+                )
+            )
         self._stages: dict[StageName, Stage] = {s.name: s for s in stages}
         for recipe in RECIPES.values():
-            missing = [name for name in recipe.stages if name not in self._stages]
+            missing = [
+                name
+                for name in recipe.stages
+                if name not in self._stages and not (name == "truth" and facts is None)
+            ]
             if missing:
                 raise ValueError(f"recipe {recipe.name!r} names unregistered stages {missing}")
 
@@ -136,12 +157,17 @@ class Searcher:
         started = time.perf_counter()
         passage = tuple(c for c in request.channels if c in PASSAGE_CHANNELS)
         merged = [self._merged[c] for c in request.channels if c in self._merged]
+        text = (
+            request.query
+            if self._names is None
+            else rewrite(request.query, self._names.of(request.user_id))
+        )
         vector = None
         if any(self._wants_vector(c) for c in passage) or (merged and not passage):
-            vector = self._embedding_pool.submit(self._embedder.embed_queries, [request.query])
+            vector = self._embedding_pool.submit(self._embedder.embed_queries, [text])
         query = Query(
             request=request,
-            analysis=analyze_query(request.query, self._analyzer),
+            analysis=analyze_query(text, self._analyzer, request.query),
             rows=self._dense.rows(request.user_id),
             depth=max(self._settings.fusion.channel_depth, request.limit),
             vector=vector,
@@ -176,7 +202,11 @@ class Searcher:
                     timings, channel.name, channel.recall, query, recalls
                 )
         effects: dict[str, Effect | None] = {}
-        stages = [self._stages[name] for name in recipe.stages if request.stages.allows(name)]
+        stages = [
+            self._stages[name]
+            for name in recipe.stages
+            if name in self._stages and request.stages.allows(name)
+        ]
         for stage in stages:
             name = stage.name
             if stage.early:

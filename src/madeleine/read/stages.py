@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from madeleine.config import Settings
 from madeleine.read.channels import Query
+from madeleine.read.names import about_names
 from madeleine.read.query import mentions_time
 from madeleine.read.recipe import StageName
 from madeleine.read.rerank import RerankChain
@@ -33,6 +34,7 @@ Scores = npt.NDArray[np.float64]
 _DATED_POOL = 50  # leading candidates the dated stage looks at
 _MAX_ENTITIES = 8  # query entities the entity stage looks up
 _SIGNIFICANT = 1e-9
+_PHATIC_POOL = 30  # leading candidates the phatic stage looks at
 
 
 def _no_entry(row: int) -> Any:
@@ -313,6 +315,76 @@ class DecayStage:
         return Effect(
             "decay", scale=factor, entry=lambda row: {"factor": round(float(factor[row]), 6)}
         )
+
+
+# Words that carry no topic in a turn: greetings, thanks, assent, pleasantries (EN, KO).
+_PHATIC_WORDS = (
+    "hi hello hey hiya howdy yo greetings nice meet meeting met good great glad happy see seeing "
+    "thanks thank thx welcome bye goodbye cheers morning afternoon evening night pleasure lot "
+    "means mean much so very really too yes yeah yep ok okay sure cool awesome wow haha lol "
+    "talk soon later take care same agree totally absolutely definitely indeed likewise "
+    "name names called call go by im i'm "
+    "안녕 안녕하세요 반갑 반가워요 반갑습니다 만나 만나서 감사 감사합니다 고마워 고마워요 "
+    "네 예 응 좋아요 저 저는 나 제 이에요 예요 입니다 이름 이름은 라고 해요 합니다"
+)
+
+
+class PhaticStage:
+    """Names are not topics: a turn that only greets, thanks or names someone ("Nice to meet
+    you, Alex!") reads close to any short question about Alex, and carries no answer. Among
+    the leading candidates, such turns keep ``factor`` of their score, unless the query asks
+    about names or greetings."""
+
+    name: StageName = "phatic"
+    early = False
+
+    def __init__(self, store: EpisodeIndex, analyzer: Analyzer, factor: float) -> None:
+        self._store = store
+        self._analyzer = analyzer
+        self._factor = factor
+        self._phatic = frozenset(analyzer.terms(_PHATIC_WORDS)) | frozenset(_PHATIC_WORDS.split())
+
+    def effect(self, query: Query, scores: ScoreState | None) -> Effect | None:
+        if scores is None or self._factor >= 1.0:
+            return None
+        if about_names(query.request.query):
+            return None
+        total, rows = scores.total, query.rows
+        pool_size = min(int((total > 0).sum()), _PHATIC_POOL)
+        if pool_size <= 0:
+            return None
+        pool = np.argpartition(-total, pool_size - 1)[:pool_size]
+        episodes = query.episodes(self._store, [int(rows.ids[r]) for r in pool])
+        scale = np.ones_like(total)
+        for row in pool.tolist():
+            episode = episodes.get(int(rows.ids[row]))
+            if episode is not None and self.is_phatic(_spoken(episode.body, episode.speaker)):
+                scale[row] = self._factor
+        if (scale == 1.0).all():
+            return None
+
+        def entry(row: int) -> Any:
+            return {"factor": self._factor} if scale[row] < 1.0 else None
+
+        return Effect("phatic", scale=scale, entry=entry)
+
+    def is_phatic(self, text: str) -> bool:
+        """Nothing left once greetings, pleasantries and names are taken out."""
+        names = {
+            t for noun in self._analyzer.proper_nouns(text) for t in self._analyzer.terms(noun)
+        }
+        return not any(
+            term not in self._phatic and term not in names for term in self._analyzer.terms(text)
+        )
+
+
+def _spoken(body: str, speaker: str | None) -> str:
+    """A turn's words without its "speaker: " label."""
+    label = f"{speaker}: " if speaker else ""
+    if label and body.startswith(label):
+        return body[len(label) :]
+    head, colon, rest = body.partition(": ")
+    return rest if colon and len(head) <= 40 and "\n" not in head else body
 
 
 class RerankStage:

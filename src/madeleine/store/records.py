@@ -128,7 +128,10 @@ class StoredFact:
 @dataclass(frozen=True, slots=True)
 class FactVectors:
     """One user's fact versions as parallel arrays (ascending id); NaN marks an open bound.
-    ``exempt``: stable or pinned facts, which time decay leaves alone."""
+    ``exempt``: stable or pinned facts, which time decay leaves alone; ``successor``: the id of
+    the fact that superseded each one (-1: none). ``link_facts[i]`` was said in the turn
+    ``link_episodes[i]`` (the episode whose focus is one of the fact's source messages): how
+    search finds the facts behind a turn and the turns behind a fact."""
 
     ids: npt.NDArray[np.int64]
     superseded: npt.NDArray[np.bool_]
@@ -137,6 +140,10 @@ class FactVectors:
     recorded_at: npt.NDArray[np.float64]
     exempt: npt.NDArray[np.bool_]
     matrix: npt.NDArray[np.float32]
+    successor: npt.NDArray[np.int64]
+    keys: list[str]
+    link_facts: npt.NDArray[np.int64]
+    link_episodes: npt.NDArray[np.int64]
 
 
 def fact_number(fact_id: str) -> int:

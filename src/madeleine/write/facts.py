@@ -20,6 +20,7 @@ from madeleine.facts.cards import CardDraft
 from madeleine.facts.checks import Check
 from madeleine.facts.contradiction import ContradictionJudge, JudgeError, Pair, Verdict
 from madeleine.facts.extract import ExtractInput, Extractor
+from madeleine.facts.topics import topic_text
 from madeleine.store.ports import EventLog, FactRepository
 from madeleine.store.records import StoredEvent, Transaction
 from madeleine.text.analyzer import Analyzer
@@ -241,5 +242,8 @@ def _with_defaults(draft: CardDraft, window: Sequence[StoredEvent]) -> CardDraft
 
 
 def _lexical_text(draft: CardDraft) -> str:
+    """Statement, subject, values and the words of the card's slot: "where do I live?" finds
+    "The user moved to Portland." by "live" (``facts/topics.py``)."""
     values = " ".join(a.value for a in draft.attributes)
-    return f"{draft.statement} {draft.subject if draft.subject != 'user' else ''} {values}"
+    subject = draft.subject if draft.subject != "user" else ""
+    return f"{draft.statement} {subject} {values} {topic_text(draft.key)}"

@@ -227,8 +227,18 @@ class SQLiteFacts:
             self._db.get()
             .execute(
                 "SELECT id, status, valid_from, valid_to, recorded_at, pinned, "
-                "json_extract(card, '$.stability'), vector FROM facts "
+                "json_extract(card, '$.stability'), vector, superseded_by, key FROM facts "
                 "WHERE user_id = ? ORDER BY id",
+                (user_id,),
+            )
+            .fetchall()
+        )
+        links = (
+            self._db.get()
+            .execute(
+                "SELECT s.fact_id, e.id FROM facts f JOIN fact_sources s ON s.fact_id = f.id "
+                "JOIN episodes e ON e.focus_event_id = s.event_id WHERE f.user_id = ? "
+                "ORDER BY s.fact_id, e.id",
                 (user_id,),
             )
             .fetchall()
@@ -253,6 +263,12 @@ class SQLiteFacts:
                 if rows
                 else np.zeros((0, 0), dtype=np.float32)
             ),
+            successor=np.fromiter(
+                (-1 if r[8] is None else r[8] for r in rows), dtype=np.int64, count=size
+            ),
+            keys=[r[9] for r in rows],
+            link_facts=np.fromiter((r[0] for r in links), dtype=np.int64, count=len(links)),
+            link_episodes=np.fromiter((r[1] for r in links), dtype=np.int64, count=len(links)),
         )
 
     def get_many(self, ids: Sequence[int]) -> dict[int, StoredFact]:

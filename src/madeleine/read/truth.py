@@ -1,0 +1,257 @@
+"""Current truth first: a turn whose fact was superseded yields to what superseded it.
+
+"I live in Seattle" and, months later, "we moved to Portland" are both relevant to "where do
+I live?", and the older turn often reads closer to the question. The fact cards know which
+one holds now; this stage carries that knowledge back to the turns. For each leading
+candidate it finds the facts said in that turn and takes the one closest to the query (its
+*topic*: a turn about a home and a drink is about the home when the query is). When the topic
+fact was superseded by the query's moment (now, or ``as_of``), the turn is *stale*: the turns
+that said the current version are lifted just above it, the current fact is handed to the
+facts channel with the same floor, and the stale turn is demoted below both. Each change is
+explained (``explain["superseded"]``, ``explain["current"]``), and the context marks the stale
+turn as outdated instead of presenting it as true.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from madeleine.facts.topics import topic_text
+from madeleine.read.channels import Query
+from madeleine.read.facts import TRUTH_KEY, CurrentFact, FactIndex
+from madeleine.read.recipe import StageName
+from madeleine.read.stages import Effect, ScoreState
+from madeleine.sorted_ids import positions
+from madeleine.store.ports import EpisodeIndex, FactRepository
+from madeleine.store.records import FactVectors
+from madeleine.text.analyzer import Analyzer
+from madeleine.text.timeparse import from_epoch
+
+_POOL = 30  # leading candidates whose facts are looked at
+_STEP = 1e-4  # the gap kept between a lifted successor and what it replaces
+_MARGIN = 0.1  # share of the embedder's similarity range a topic fact may trail by
+
+
+class TruthStage:
+    name: StageName = "truth"
+    early = False
+
+    def __init__(
+        self,
+        store: EpisodeIndex,
+        facts: FactIndex,
+        cards: FactRepository,
+        factor: float,
+        similarity_range: tuple[float, float],
+        analyzer: Analyzer,
+    ) -> None:
+        self._low, self._high = similarity_range
+        self._analyzer = analyzer
+        self._slots: dict[str, frozenset[str]] = {}
+        self._store = store
+        self._facts = facts
+        self._cards = cards
+        self._factor = factor
+
+    def effect(self, query: Query, scores: ScoreState | None) -> Effect | None:
+        if scores is None or self._factor >= 1.0:
+            return None
+        facts = self._facts.rows(query.request.user_id)
+        if not (facts.successor >= 0).any():
+            return None  # nothing was ever superseded: the common case costs one lookup
+        vector = query.query_vector()
+        if vector is None or facts.matrix.shape[1] != vector.shape[0]:
+            return None
+        total, rows = scores.total, query.rows
+        pool_size = min(int((total > 0).sum()), _POOL)
+        if pool_size <= 0:
+            return None
+        pool = np.argpartition(-total, pool_size - 1)[:pool_size]
+        pool = pool[np.argsort(-total[pool], kind="stable")]
+        moment = query.request.as_of
+        relevance = facts.matrix @ vector
+        on_topic = self._on_topic(query, facts, pool, relevance, moment)
+        stale = _stale_rows(facts, rows.ids, pool, relevance, moment, on_topic)
+        if not stale:
+            return None
+        return self._effect(query, facts, total, stale)
+
+    def _on_topic(
+        self,
+        query: Query,
+        facts: FactVectors,
+        pool: npt.NDArray[np.int64],
+        relevance: npt.NDArray[np.float32],
+        moment: float | None,
+    ) -> Callable[[int, int], bool]:
+        """Whether a fact is what the query asks about, for a turn that said it. A fact
+        decides a turn's fate only then: "where do I live?" demotes the turn of an old home,
+        not "what do I drink?" asked of a turn that named both. When the query names slots
+        ("live", "job", "이사"), only facts of those slots qualify; otherwise the fact must be
+        about as close to the query as the turn itself and as the user's closest facts (the
+        margin is a share of the embedder's similarity range: the same for every embedder)."""
+        terms = set(query.analysis.terms)
+        named = np.fromiter(
+            (bool(terms & self._slot_terms(key)) for key in facts.keys),
+            dtype=bool,
+            count=len(facts.keys),
+        )
+        if named.any():
+            return lambda row, fact: bool(named[fact])
+        margin = _MARGIN * (self._high - self._low)
+        holding = ~np.asarray([_replaced(facts, r, moment) for r in range(facts.ids.size)])
+        best_fact = float(relevance[holding].max()) if holding.any() else -np.inf
+        vector = query.query_vector()
+        assert vector is not None
+        turn_relevance = query.rows.matrix[pool] @ vector
+        floor = {
+            int(row): max(float(near), best_fact) - margin
+            for row, near in zip(pool.tolist(), turn_relevance.tolist(), strict=True)
+        }
+        return lambda row, fact: float(relevance[fact]) >= floor[row]
+
+    def _slot_terms(self, key: str) -> frozenset[str]:
+        known = self._slots.get(key)
+        if known is None:
+            known = frozenset(self._analyzer.terms(topic_text(key)))
+            self._slots[key] = known
+        return known
+
+    def _effect(
+        self,
+        query: Query,
+        facts: FactVectors,
+        total: npt.NDArray[np.float64],
+        stale: dict[int, tuple[int, int]],
+    ) -> Effect:
+        rows = query.rows
+        bounds = query.passage_range
+        lifted: dict[int, float] = {}  # row -> new score
+        lifted_for: dict[int, int] = {}  # lifted row -> the stale row it outranks
+        floors: dict[int, CurrentFact] = {}
+        for row, (topic, head) in stale.items():
+            score = float(total[row])
+            head_id = int(facts.ids[head])
+            turns = facts.link_episodes[facts.link_facts == head_id]
+            at = rows.rows_of(turns)
+            for successor in at[at >= 0].tolist():
+                moment = float(rows.times[successor])
+                if bounds is not None and not bounds[0] <= moment <= bounds[1]:
+                    continue  # said outside the asked range (or after as_of): not a candidate
+                target = max(score + _STEP, float(total[successor]))
+                if target > lifted.get(successor, -np.inf):
+                    lifted[successor] = target
+                    lifted_for[successor] = row
+            known = floors.get(head_id)
+            if known is None or known.floor < score + 2 * _STEP:
+                floors[head_id] = CurrentFact(
+                    head_id,
+                    score + 2 * _STEP,
+                    f"fact_{int(facts.ids[topic])}",
+                    f"ep_{int(rows.ids[row])}",
+                )
+        query.prepared[TRUTH_KEY] = floors
+        cards = self._cards.get_many(sorted({int(facts.ids[h]) for _, h in stale.values()}))
+        demoted: dict[int, float] = {}
+        for row in stale:
+            if row in lifted:
+                continue  # both stale and the successor of another: leave it be
+            demoted[row] = float(total[row]) * self._factor
+        entries: dict[int, Any] = {}
+        for row, value in demoted.items():
+            topic, head = stale[row]
+            head_id = int(facts.ids[head])
+            stored = cards.get(head_id)
+            since = float(facts.valid_to[topic])
+            entries[row] = {
+                "fact": f"fact_{int(facts.ids[topic])}",
+                "by": f"fact_{head_id}",
+                "since": None if np.isnan(since) else _day(from_epoch(since)),
+                "current": None if stored is None else stored.card.statement,
+                "factor": self._factor,
+                "score_before": round(float(total[row]), 6),
+                "score": round(value, 6),
+            }
+        for row, value in lifted.items():
+            stale_row = lifted_for[row]
+            entries[row] = {
+                "replaces": f"ep_{int(rows.ids[stale_row])}",
+                "fact": f"fact_{int(facts.ids[stale[stale_row][1]])}",
+                "score_before": round(float(total[row]), 6),
+                "score": round(value, 6),
+            }
+        changed = {**demoted, **lifted}
+        targets = np.fromiter(changed, dtype=np.int64, count=len(changed))
+        values = np.fromiter(changed.values(), dtype=np.float64, count=len(changed))
+
+        def entry(row: int) -> Any:
+            return entries.get(row)
+
+        return Effect("truth", assign=(targets, values), entry=entry)
+
+
+def _stale_rows(
+    facts: FactVectors,
+    episode_ids: npt.NDArray[np.int64],
+    pool: npt.NDArray[np.int64],
+    relevance: npt.NDArray[np.float32],
+    moment: float | None,
+    on_topic: Callable[[int, int], bool],
+) -> dict[int, tuple[int, int]]:
+    """Pool rows whose topic fact no longer held at ``moment`` (None: now), each with the row
+    of that fact and of the version that holds at the moment."""
+    wanted = episode_ids[pool]
+    said = np.isin(facts.link_episodes, wanted)
+    if not said.any():
+        return {}
+    fact_rows = positions(facts.ids, facts.link_facts[said])
+    turns = facts.link_episodes[said]
+    by_turn: dict[int, list[int]] = {}  # pool turns were said by the moment, so their facts
+    for turn, fact_row in zip(turns.tolist(), fact_rows.tolist(), strict=True):
+        if fact_row >= 0:
+            by_turn.setdefault(turn, []).append(fact_row)
+    stale: dict[int, tuple[int, int]] = {}
+    for row in pool.tolist():
+        candidates = [
+            fact for fact in by_turn.get(int(episode_ids[row]), []) if on_topic(row, fact)
+        ]
+        if not candidates:
+            continue
+        topic = max(candidates, key=lambda r: float(relevance[r]))
+        if not _replaced(facts, topic, moment):
+            continue
+        head = _holding(facts, topic, moment)
+        if head is not None:
+            stale[row] = (topic, head)
+    return stale
+
+
+def _replaced(facts: FactVectors, row: int, moment: float | None) -> bool:
+    if facts.successor[row] < 0:
+        return False
+    if moment is None:
+        return True
+    ends = float(facts.valid_to[row])
+    return not np.isnan(ends) and ends <= moment
+
+
+def _holding(facts: FactVectors, row: int, moment: float | None) -> int | None:
+    """Follow the successors of a replaced fact to the version that holds at ``moment``."""
+    seen = {row}
+    while _replaced(facts, row, moment):
+        found = positions(facts.ids, facts.successor[row : row + 1])
+        following = int(found[0])
+        if following < 0 or following in seen:
+            return None  # the successor was deleted (or a cycle): nothing to point at
+        seen.add(following)
+        row = following
+    return row
+
+
+def _day(moment: datetime) -> str:
+    return f"{moment:%Y-%m-%d}"

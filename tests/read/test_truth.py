@@ -1,0 +1,126 @@
+"""Current truth first: superseded turns yield to their successors; names are not topics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from madeleine import Memory
+from madeleine.embed.base import Embedder
+from madeleine.read.names import about_names, rewrite
+from madeleine.read.stages import PhaticStage
+from madeleine.text.analyzer import MultilingualAnalyzer
+
+
+def _alex(memory: Memory) -> None:
+    memory.add(
+        [
+            {"role": "user", "content": "Hi, my name is Alex."},
+            {"role": "assistant", "content": "Nice to meet you, Alex!"},
+            {"role": "user", "content": "I live in Seattle, near the lake."},
+        ],
+        user_id="alex",
+        session_id="intro",
+        timestamp="2024-01-10T10:00:00Z",
+    )
+    memory.add(
+        {"role": "user", "content": "I've been doing knee physio twice a week."},
+        user_id="alex",
+        session_id="health",
+        timestamp="2024-03-01T10:00:00Z",
+    )
+    memory.add(
+        {"role": "user", "content": "Big news: we moved to Portland last week!"},
+        user_id="alex",
+        session_id="move",
+        timestamp="2024-06-10T10:00:00Z",
+    )
+    assert memory.wait(timeout=120)
+
+
+@pytest.fixture
+def alex(tmp_path: Path, embedder: Embedder) -> Memory:
+    memory = Memory(tmp_path / "m", embedder=embedder)
+    _alex(memory)
+    return memory
+
+
+def _first(hits: list, word: str) -> int:  # type: ignore[type-arg]
+    return next((i for i, h in enumerate(hits) if word in h.text), len(hits))
+
+
+def test_the_current_home_ranks_above_the_old_one_with_its_fact(alex: Memory) -> None:
+    with alex:
+        hits = alex.search("where does Alex live?", user_id="alex", limit=6)
+        assert _first(hits, "Portland") < _first(hits, "Seattle")
+        assert hits[0].kind == "fact" or "Portland" in hits[0].text
+        current = next(h for h in hits if h.kind == "fact" and "Portland" in h.text)
+        assert current.explain["fact"]["status"] == "current"
+        stale = next(h for h in hits if "Seattle" in h.text)
+        truth = stale.explain["truth"]
+        assert truth["by"] == current.id and truth["since"] == "2024-06-03"
+        assert truth["score"] < truth["score_before"]
+        assert stale.score < current.score
+
+
+def test_as_of_before_the_move_keeps_the_old_home_first(alex: Memory) -> None:
+    with alex:
+        hits = alex.search("where does Alex live?", user_id="alex", as_of="2024-03-01")
+        first = next(h.text for h in hits if "Seattle" in h.text or "Portland" in h.text)
+        assert "Seattle" in first
+        assert all("truth" not in h.explain for h in hits)
+        assert not any("Portland" in h.text for h in hits)
+
+
+def test_switching_the_stage_off_restores_the_plain_order(alex: Memory) -> None:
+    with alex:
+        hits = alex.search("where does Alex live?", user_id="alex", stages={"truth": False})
+        assert all("truth" not in h.explain for h in hits)
+
+
+def test_a_query_naming_the_user_is_asked_in_the_first_person(alex: Memory) -> None:
+    with alex:
+        hits = alex.search("where does Alex live?", user_id="alex", limit=3)
+        turn = next(h for h in hits if h.kind == "turn")
+        assert turn.explain["query"]["rewritten"] == "where does I live?"
+        assert not any("Nice to meet you" in h.text or "my name is" in h.text for h in hits)
+        named = alex.search("what is Alex's name?", user_id="alex", limit=3)
+        assert any("Alex" in h.text for h in named)
+
+
+def test_the_context_marks_the_outdated_turn(alex: Memory) -> None:
+    with alex:
+        ctx = alex.context("where does Alex live?", user_id="alex", budget_tokens=400)
+        seattle = next(line for line in ctx.text.splitlines() if "Seattle" in line)
+        assert "(outdated since 2024-06-03; now: " in seattle
+        assert ctx.text.index("Portland") < ctx.text.index("Seattle")
+
+
+def test_rewrite_turns_the_users_names_into_the_first_person() -> None:
+    assert rewrite("where does Alex live?", ("Alex",)) == "where does I live?"
+    assert rewrite("What is alex's job?", ("Alex",)) == "What is my job?"
+    assert rewrite("where does Alexandra live?", ("Alex",)) == "where does Alexandra live?"
+    assert rewrite("민수 씨는 어디 살아?", ("민수",)) == "제가 어디 살아?"
+    assert rewrite("Alex", ("Alex",)) == "I"
+    assert rewrite("where do I live?", ()) == "where do I live?"
+    assert about_names("what's my name?") and about_names("이름이 뭐야?")
+    assert not about_names("where do I live?")
+
+
+def test_phatic_turns_are_greetings_thanks_and_names_only() -> None:
+    stage = PhaticStage(None, MultilingualAnalyzer(), 0.2)  # type: ignore[arg-type]
+    for text in (
+        "Nice to meet you, Alex!",
+        "Hi, I'm Alex.",
+        "Thanks, Mel, that means a lot!",
+        "Hey Caroline! Good to see you!",
+        "안녕하세요, 저는 민수예요",
+    ):
+        assert stage.is_phatic(text), text
+    for text in (
+        "Hey Mel! How was the pottery class you took last weekend?",
+        "I live in Seattle.",
+        "Thanks, the dentist moved my appointment to Friday.",
+    ):
+        assert not stage.is_phatic(text), text
