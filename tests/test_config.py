@@ -25,6 +25,7 @@ OTHER: dict[str, Any] = {
     "context_chars": 120,
     "max_message_chars": 5000,
     "max_batch_messages": 50,
+    "tokenizer": "o200k",
     "busy_timeout_ms": 1000,
     "ann_threshold": 99,
     "worker_batch": 8,

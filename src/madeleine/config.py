@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import Annotated, Any, NamedTuple, TypeVar, cast
+from typing import Annotated, Any, Literal, NamedTuple, TypeVar, cast
 
 from pydantic import (
     BaseModel,
@@ -78,6 +78,11 @@ class LimitsSettings(BaseModel):
     )
     max_batch_messages: int = Field(
         default=10_000, gt=0, description="messages accepted by one add()"
+    )
+    tokenizer: Literal["cl100k", "o200k", "balanced"] = Field(
+        default="cl100k",
+        description="tokenizer that context budgets are counted for: 'cl100k', 'o200k' or "
+        "'balanced' (Korean: o200k needs ~38% fewer tokens than cl100k)",
     )
 
 
@@ -366,6 +371,7 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
     "context_chars": ("embed", "context_chars"),
     "max_message_chars": ("limits", "max_message_chars"),
     "max_batch_messages": ("limits", "max_batch_messages"),
+    "tokenizer": ("limits", "tokenizer"),
     "busy_timeout_ms": ("store", "busy_timeout_ms"),
     "ann_threshold": ("store", "ann_threshold"),
     "worker_batch": ("worker", "batch"),

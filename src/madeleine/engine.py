@@ -29,7 +29,7 @@ from madeleine.store.ports import Store
 from madeleine.store.records import MAX_ID
 from madeleine.text.analyzer import Analyzer, MultilingualAnalyzer
 from madeleine.text.pii import policy_from
-from madeleine.text.tokens import TokenCounter, estimate_tokens
+from madeleine.text.tokens import TokenCounter, token_estimator
 from madeleine.write.facts import FactPipeline
 from madeleine.write.graph import GraphPipeline
 from madeleine.write.intake import Intake
@@ -243,7 +243,7 @@ def build_engine(
             store.facts,
             searcher.neighbour_hits,
             restorer,
-            token_counter or estimate_tokens,
+            token_counter or token_estimator(settings.limits.tokenizer),
             analyzer,
         ),
         restorer=restorer,

@@ -5,6 +5,7 @@ this test."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -126,3 +127,21 @@ def test_korean_estimate_follows_cl100k_and_the_profiles_match_each() -> None:
         profile = token_estimator(name)  # type: ignore[arg-type]
         for texts in (ENGLISH, KOREAN):
             assert 0.97 <= _ratio(profile, counter, texts) <= 1.1, (name, texts[0])
+
+
+def test_the_tokenizer_setting_counts_context_budgets(tmp_path: Path) -> None:
+    from madeleine import Memory
+    from tests.fakes import HashingEmbedder
+
+    text = "저는 다음 달에 서울로 이사 가요. 새 아파트는 마포구에 있어요."
+    counts: dict[str, int] = {}
+    for name in ("cl100k", "o200k"):
+        with Memory(
+            tmp_path / name, embedder=HashingEmbedder(), background=False, tokenizer=name
+        ) as memory:
+            memory.add([{"role": "user", "content": text}], user_id="u")
+            memory.wait()
+            context = memory.context("이사", user_id="u", budget_tokens=500)
+            assert "서울" in context.text
+            counts[name] = context.tokens
+    assert counts["o200k"] < counts["cl100k"]
