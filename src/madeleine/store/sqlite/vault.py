@@ -132,7 +132,9 @@ class SQLiteVault:
                 break
             done += len(rows)
             last = str(rows[-1][0])
-        self._cipher = VaultCipher(new_key)
+        # The old keys stay as fallbacks in this process only: a reader whose snapshot began
+        # before the last batch committed still holds old ciphertext. New seals and digests
+        # use the new key; other processes and the key file know only the new key.
         return done
 
     def forget_user(self, tx: Transaction | None, user_id: str) -> int:
