@@ -124,3 +124,65 @@ def test_phatic_turns_are_greetings_thanks_and_names_only() -> None:
         "Thanks, the dentist moved my appointment to Friday.",
     ):
         assert not stage.is_phatic(text), text
+
+
+def test_the_fact_a_leading_turn_gave_ranks_beside_it(tmp_path: Path, embedder: Embedder) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        memory.add(
+            [
+                {"role": "user", "content": "I work as a backend engineer at Stripe."},
+                {"role": "user", "content": "Baking sourdough this weekend."},
+                {"role": "user", "content": "My knee physio is going well."},
+            ],
+            user_id="sam",
+            timestamp="2024-01-05T10:00:00Z",
+        )
+        assert memory.wait(timeout=120)
+        hits = memory.search("where does Sam work?", user_id="sam", limit=4)
+        turn = _first(hits, "I work as")
+        fact = next(i for i, h in enumerate(hits) if h.kind == "fact" and "Stripe" in h.text)
+        assert fact == turn + 1
+        assert hits[fact].explain["current"]["said_in"] == hits[turn].id
+
+
+def test_the_user_id_counts_as_the_users_name(tmp_path: Path, embedder: Embedder) -> None:
+    """No name card, but the id "alex" is a first name: "Alex" in a query means the user, so
+    turns that only address Alex do not rank by the name (the graph does not seed on it)."""
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        memory.add(
+            [
+                {"role": "user", "content": "I switched from coffee to green tea."},
+                {"role": "assistant", "content": "Good choice, Alex!"},
+            ],
+            user_id="alex",
+            timestamp="2024-01-05T10:00:00Z",
+        )
+        assert memory.wait(timeout=120)
+        hits = memory.search("what does Alex drink?", user_id="alex", limit=3)
+        assert hits[0].explain["query"]["rewritten"] == "what does I drink?"
+        assert all("entity:Alex" not in h.explain.get("graph", {}).get("path", []) for h in hits)
+
+
+def test_the_context_keeps_unrelated_turns_out(tmp_path: Path, embedder: Embedder) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        memory.add(
+            [
+                {"role": "user", "content": "Also my knee physio is going well."},
+                {"role": "user", "content": "Baking sourdough this weekend."},
+                {
+                    "role": "user",
+                    "content": "The payments-api auth bug: tokens expire early because the JWT "
+                    "clock skew is not handled in the middleware.",
+                },
+                {"role": "user", "content": "My sister visits in May."},
+            ],
+            user_id="u",
+            timestamp="2024-07-01T10:00:00Z",
+        )
+        assert memory.wait(timeout=120)
+        context = memory.context(
+            "continue work on the payments-api auth bug", user_id="u", budget_tokens=300
+        )
+        assert "clock skew" in context.text
+        for filler in ("physio", "sourdough", "sister"):
+            assert filler not in context.text

@@ -183,9 +183,10 @@ class GraphChannel:
         return self._graph.recall(
             query.request.user_id,
             query.rows,
-            query.request.query,
+            query.analysis.rewritten or query.request.query,  # the user's own name seeds nothing
             query.analysis.entities,
             query.query_vector(),
             self._dim,
             passage_seeds,
+            excluded=query.analysis.user_names,
         )

@@ -40,6 +40,13 @@ LINKED_TITLE = "Related, from other conversations:\n"
 PROFILE_TITLE = "Profile:\n"
 
 RELATIVE_FLOOR = 0.45  # a hit below this share of the best hit's score stays out
+# A hit sharing no word with the query must come this close to the best hit by its own score
+# (without the lift its neighbours and session give it): embeddings of short chat turns sit
+# close together, so dense similarity alone lets unrelated small talk in.
+UNMATCHED_FLOOR = 0.88
+# ... and closer still when the best hit does share words with it: the words are the evidence.
+UNMATCHED_FLOOR_WORDED = 0.95
+SHORT_TURN_WORDS = 8  # a hit this short needs its neighbours to mean anything
 LONG_SHARE = 0.5  # a passage may take at most this share of the budget (then it is cut)
 PROFILE_SHARE = 0.15  # the standing profile may take at most this share of the budget
 PROFILE_FACTS = 12  # important facts offered to the profile section
@@ -168,8 +175,9 @@ class ContextBuilder:
         empty = Context(text="", items=[], tokens=0, budget_tokens=budget_tokens)
         if not hits:
             return self._profile_only(request, budget_tokens) or empty
-        terms = set(self._analyzer.terms(request.query))
-        relevant = _above_floor(hits)
+        asked = hits[0].explain.get("query", {}).get("rewritten") or request.query
+        terms = set(self._analyzer.terms(str(asked)))  # "Alex" asked of Alex's memory: "I"
+        relevant = self._relevant(hits, terms)
         packer = _Packer(budget_tokens, self._count, self._count(HEADER))
         if packer.used >= budget_tokens or not self._fits_best(packer, relevant[0], terms):
             return self._bare(relevant[0], terms, budget_tokens)
@@ -194,7 +202,8 @@ class ContextBuilder:
                 self._restorer.hits(user_id, neighbours)
             for hit in packed_turns:
                 for near in found.get(hit.id, []):
-                    packer.add_turn(self._turn(near, terms, budget_tokens), window=True)
+                    if self._explains(hit, near, terms):
+                        packer.add_turn(self._turn(near, terms, budget_tokens), window=True)
         profile_limit = packer.used + int(budget_tokens * PROFILE_SHARE)
         for line in self._profile(request, packer.seen):
             packer.add_line(packer.profile, PROFILE_TITLE, line, profile_limit)
@@ -210,6 +219,40 @@ class ContextBuilder:
         items = sorted(packer.items, key=lambda h: order.get(h.id, len(order)))
         return Context(
             text=text, items=items, tokens=tokens, budget_tokens=budget_tokens, window=packer.window
+        )
+
+    def _relevant(self, hits: Sequence[Hit], terms: set[str]) -> list[Hit]:
+        """The best hit, and the others within reach of it: near it by score, and either
+        sharing a word with the query, or nearly as close as the best by their own score.
+        Hits the truth stage lifted (the current value of what the query asks) stay."""
+        owns = [_own_score(h) for h in hits]
+        best_own = max(max(owns), 1e-9)
+        worded = self._shares_words(hits[0], terms)
+        floor = best_own * (UNMATCHED_FLOOR_WORDED if worded else UNMATCHED_FLOOR)
+        kept = [hits[0]]
+        for hit, own in zip(hits[1:], owns[1:], strict=True):
+            if hit.score <= 0 or hit.score < hits[0].score * RELATIVE_FLOOR:
+                continue
+            if (
+                "replaces" in hit.explain.get("truth", {})
+                or own >= floor
+                or self._shares_words(hit, terms)
+            ):
+                kept.append(hit)
+        return kept
+
+    def _shares_words(self, hit: Hit, terms: set[str]) -> bool:
+        return bool(terms) and not terms.isdisjoint(self._analyzer.terms(hit.text))
+
+    def _explains(self, hit: Hit, near: Hit, terms: set[str]) -> bool:
+        """Whether a neighbouring turn earns its place: the hit is too short to stand alone
+        ("Yes, the blue one."), the neighbour is the question it answers, or the neighbour
+        itself matches the query."""
+        before = (near.timestamp, _number(near.id)) < (hit.timestamp, _number(hit.id))
+        return (
+            len(hit.text.split()) <= SHORT_TURN_WORDS
+            or (before and near.text.rstrip().endswith("?"))
+            or self._shares_words(near, terms)
         )
 
     def _fits_best(self, packer: _Packer, best: Hit, terms: set[str]) -> bool:
@@ -312,11 +355,14 @@ class ContextBuilder:
         return Context(text=text, items=[], tokens=self._count(text), budget_tokens=budget)
 
 
-def _above_floor(hits: Sequence[Hit]) -> list[Hit]:
-    """The best hit, and the others within reach of it."""
-    top = max(hits[0].score, 0.0)
-    floor = top * RELATIVE_FLOOR
-    return [hits[0], *(h for h in hits[1:] if h.score >= floor and h.score > 0)]
+def _own_score(hit: Hit) -> float:
+    """A hit's score without what its neighbours and its session lent it."""
+    lent = 0.0
+    for stage in ("window", "session"):
+        entry: object = hit.explain.get(stage)
+        if isinstance(entry, dict):
+            lent += float(entry.get("contribution", 0.0))
+    return hit.score - lent
 
 
 def _session_first(hits: Sequence[Hit]) -> list[Hit]:

@@ -34,13 +34,15 @@ TRUTH_KEY = "truth"  # where the stage leaves the current facts for the facts ch
 
 @dataclass(frozen=True, slots=True)
 class CurrentFact:
-    """A current fact that replaced a stale candidate: the facts channel ranks it at least at
-    ``floor`` (just above the stale turn's score before demotion)."""
+    """A current fact the truth stage vouches for: the facts channel ranks it at least at
+    ``floor``. Either it replaced a stale candidate (just above the stale turn's score before
+    demotion), or it is what a leading turn said about the slot the query names (just below
+    that turn: the fact ranks among the turns by the merit of the turn it came from)."""
 
     number: int
     floor: float
-    replaces: str  # the superseded fact's id
-    stale_turn: str  # the demoted turn's id
+    replaces: str | None  # the superseded fact's id; None: the fact of a leading turn
+    stale_turn: str  # the demoted turn's id, or the leading turn that said the fact
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,11 +371,20 @@ def _with_current(
 
 
 def _current(lift: CurrentFact, item: ScoredFact | None) -> dict[str, Any]:
+    before = None if item is None else round(item.score, 6)
+    if lift.replaces is None:
+        return {
+            "current": {
+                "said_in": lift.stale_turn,
+                "score_before": before,
+                "score": round(lift.floor, 6),
+            }
+        }
     return {
         "current": {
             "replaces": lift.replaces,
             "stale_turn": lift.stale_turn,
-            "score_before": None if item is None else round(item.score, 6),
+            "score_before": before,
             "score": round(lift.floor, 6),
         }
     }

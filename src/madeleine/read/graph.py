@@ -130,6 +130,16 @@ class GraphIndex:
         self._low, self._high = similarity_range
         self._cache: UserLRU[UserGraph] = UserLRU(_CACHED_USERS)
 
+    def speakers_among(
+        self, user_id: str, cache: UserRows, dim: int, names: tuple[str, ...]
+    ) -> set[str]:
+        """Which of ``names`` speak in the user's conversations (a two-person transcript
+        stored under one user: their names tell the two apart)."""
+        if not names:
+            return set()
+        keys = self.user_graph(user_id, cache, dim).entities.keys
+        return {name for name in names if speaker_key(entity_key(name)) in keys}
+
     def user_graph(self, user_id: str, cache: UserRows, dim: int) -> UserGraph:
         """The user's graph for these passage rows and the user's current facts: cached per
         generation of both; when only additions happened since (no delete), only the new
@@ -195,9 +205,11 @@ class GraphIndex:
         vector: npt.NDArray[np.float32] | None,
         dim: int,
         passage_seeds: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None,
+        excluded: tuple[str, ...] = (),
     ) -> GraphRecall:
         """``passage_seeds``: (rows, calibrated scores) of the best dense hits, which also
-        seed the walk (HippoRAG 2); only the mass the graph moves counts for them."""
+        seed the walk (HippoRAG 2); only the mass the graph moves counts for them.
+        ``excluded``: names that seed nothing (the user's own: ``read/names.py``)."""
         graph = self.user_graph(user_id, cache, dim)
         empty = GraphRecall(np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(0, np.float32))
         if graph.entities.entity_ids.size == 0:
@@ -207,6 +219,16 @@ class GraphIndex:
             _MAX_EXPANDED_DEGREE,
         )
         seeds, hub_seeds = self._seeds(graph, hub, query, query_entities, vector)
+        if excluded:
+            keys = graph.entities.keys
+            unwanted = {
+                keys[k]
+                for name in excluded
+                for k in (entity_key(name), speaker_key(entity_key(name)))
+                if k in keys
+            }
+            seeds = {s: seed for s, seed in seeds.items() if s not in unwanted}
+            hub_seeds = {s: seed for s, seed in hub_seeds.items() if s not in unwanted}
         n_p = graph.passages
         start_list = [n_p + s for s in seeds]
         weight_list = [w for w, _, _ in seeds.values()]

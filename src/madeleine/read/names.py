@@ -18,6 +18,7 @@ from madeleine.read.lru import UserLRU
 from madeleine.store.ports import FactRepository
 
 _CACHED_USERS = 256
+_NAME_LIKE = re.compile(r"[^\W\d_]{2,20}")
 # A query with these asks about names or greetings themselves: then a name is the topic.
 _ABOUT_NAMES = ("name", "called", "call ", "greet", "introduc", "who am i", "이름", "불러")
 
@@ -47,6 +48,8 @@ class UserNames:
             for attribute in card.attributes:
                 if attribute.name == "name" and attribute.value.strip():
                     names.append(attribute.value.strip())
+        if _NAME_LIKE.fullmatch(user_id):  # "alex": an id that is a first name is one
+            names.append(user_id)
         found = tuple(dict.fromkeys(names))
         self._cache.put(user_id, (generation, found))
         return found

@@ -75,6 +75,7 @@ class QueryAnalysis:
     asks_when: bool
     entities: list[str] = field(default_factory=list)
     rewritten: str | None = None  # the query as analyzed and embedded, when it was rewritten
+    user_names: tuple[str, ...] = ()  # the user's own names, which seed nothing
 
     def to_dict(self) -> dict[str, object]:
         found: dict[str, object] = {
@@ -88,7 +89,12 @@ class QueryAnalysis:
         return found
 
 
-def analyze_query(query: str, analyzer: Analyzer, original: str | None = None) -> QueryAnalysis:
+def analyze_query(
+    query: str,
+    analyzer: Analyzer,
+    original: str | None = None,
+    user_names: tuple[str, ...] = (),
+) -> QueryAnalysis:
     """``original``: the query as asked, when ``query`` is its rewrite (``read/names.py``)."""
     return QueryAnalysis(
         terms=analyzer.terms(query),
@@ -96,4 +102,5 @@ def analyze_query(query: str, analyzer: Analyzer, original: str | None = None) -
         asks_when=bool(_WHEN.search(query)),
         entities=query_entities(query, analyzer),
         rewritten=None if original is None or original == query else query,
+        user_names=user_names,
     )

@@ -157,18 +157,19 @@ class Searcher:
         started = time.perf_counter()
         passage = tuple(c for c in request.channels if c in PASSAGE_CHANNELS)
         merged = [self._merged[c] for c in request.channels if c in self._merged]
-        text = (
-            request.query
-            if self._names is None
-            else rewrite(request.query, self._names.of(request.user_id))
-        )
+        rows = self._dense.rows(request.user_id)
+        names = () if self._names is None else self._names.of(request.user_id)
+        if names and self._graph is not None:  # a speaker's name is who, not a topic
+            speakers = self._graph.speakers_among(request.user_id, rows, self._embedder.dim, names)
+            names = tuple(name for name in names if name not in speakers)
+        text = rewrite(request.query, names)
         vector = None
         if any(self._wants_vector(c) for c in passage) or (merged and not passage):
             vector = self._embedding_pool.submit(self._embedder.embed_queries, [text])
         query = Query(
             request=request,
-            analysis=analyze_query(text, self._analyzer, request.query),
-            rows=self._dense.rows(request.user_id),
+            analysis=analyze_query(text, self._analyzer, request.query, names),
+            rows=rows,
             depth=max(self._settings.fusion.channel_depth, request.limit),
             vector=vector,
         )

@@ -34,6 +34,7 @@ from madeleine.text.timeparse import from_epoch
 
 _POOL = 30  # leading candidates whose facts are looked at
 _STEP = 1e-4  # the gap kept between a lifted successor and what it replaces
+_LEADERS = 5  # leading turns whose fact about the query's slot ranks beside them
 _MARGIN = 0.1  # share of the embedder's similarity range a topic fact may trail by
 
 
@@ -62,8 +63,8 @@ class TruthStage:
         if scores is None or self._factor >= 1.0:
             return None
         facts = self._facts.rows(query.request.user_id)
-        if not (facts.successor >= 0).any():
-            return None  # nothing was ever superseded: the common case costs one lookup
+        if not facts.ids.size:
+            return None  # no facts: the common case costs one lookup
         vector = query.query_vector()
         if vector is None or facts.matrix.shape[1] != vector.shape[0]:
             return None
@@ -77,9 +78,45 @@ class TruthStage:
         relevance = facts.matrix @ vector
         on_topic = self._on_topic(query, facts, pool, relevance, moment)
         stale = _stale_rows(facts, rows.ids, pool, relevance, moment, on_topic)
+        floors = self._said_by_leaders(query, facts, total, pool, relevance, moment, stale)
         if not stale:
+            if floors:
+                query.prepared[TRUTH_KEY] = floors
             return None
-        return self._effect(query, facts, total, stale)
+        return self._effect(query, facts, total, stale, floors)
+
+    def _said_by_leaders(
+        self,
+        query: Query,
+        facts: FactVectors,
+        total: npt.NDArray[np.float64],
+        pool: npt.NDArray[np.int64],
+        relevance: npt.NDArray[np.float32],
+        moment: float | None,
+        stale: dict[int, tuple[int, int]],
+    ) -> dict[int, CurrentFact]:
+        """ "Where do I work?": the fact the leading turn "I'm a backend engineer at Stripe"
+        gave about the slot the query names ranks just below that turn, so the answer's
+        distilled form sits beside its evidence instead of under unrelated turns. Only for
+        queries that name a slot, and only for the few leading turns."""
+        terms = set(query.analysis.terms)
+        if not terms:
+            return {}
+        named = [bool(terms & self._slot_terms(key)) for key in facts.keys]
+        if not any(named):
+            return {}
+        floors: dict[int, CurrentFact] = {}
+        leaders = [int(r) for r in pool[:_LEADERS].tolist() if int(r) not in stale]
+        for row, fact in _facts_of(facts, query.rows.ids, leaders).items():
+            best = [f for f in fact if named[f] and not _replaced(facts, f, moment)]
+            if not best:
+                continue
+            topic = max(best, key=lambda r: float(relevance[r]))
+            number = int(facts.ids[topic])
+            floor = float(total[row]) - _STEP
+            if number not in floors or floors[number].floor < floor:
+                floors[number] = CurrentFact(number, floor, None, f"ep_{int(query.rows.ids[row])}")
+        return floors
 
     def _on_topic(
         self,
@@ -128,12 +165,12 @@ class TruthStage:
         facts: FactVectors,
         total: npt.NDArray[np.float64],
         stale: dict[int, tuple[int, int]],
+        floors: dict[int, CurrentFact],
     ) -> Effect:
         rows = query.rows
         bounds = query.passage_range
         lifted: dict[int, float] = {}  # row -> new score
         lifted_for: dict[int, int] = {}  # lifted row -> the stale row it outranks
-        floors: dict[int, CurrentFact] = {}
         for row, (topic, head) in stale.items():
             score = float(total[row])
             head_id = int(facts.ids[head])
@@ -205,21 +242,10 @@ def _stale_rows(
 ) -> dict[int, tuple[int, int]]:
     """Pool rows whose topic fact no longer held at ``moment`` (None: now), each with the row
     of that fact and of the version that holds at the moment."""
-    wanted = episode_ids[pool]
-    said = np.isin(facts.link_episodes, wanted)
-    if not said.any():
-        return {}
-    fact_rows = positions(facts.ids, facts.link_facts[said])
-    turns = facts.link_episodes[said]
-    by_turn: dict[int, list[int]] = {}  # pool turns were said by the moment, so their facts
-    for turn, fact_row in zip(turns.tolist(), fact_rows.tolist(), strict=True):
-        if fact_row >= 0:
-            by_turn.setdefault(turn, []).append(fact_row)
+    by_row = _facts_of(facts, episode_ids, pool.tolist())
     stale: dict[int, tuple[int, int]] = {}
     for row in pool.tolist():
-        candidates = [
-            fact for fact in by_turn.get(int(episode_ids[row]), []) if on_topic(row, fact)
-        ]
+        candidates = [fact for fact in by_row.get(row, []) if on_topic(row, fact)]
         if not candidates:
             continue
         topic = max(candidates, key=lambda r: float(relevance[r]))
@@ -229,6 +255,27 @@ def _stale_rows(
         if head is not None:
             stale[row] = (topic, head)
     return stale
+
+
+def _facts_of(
+    facts: FactVectors, episode_ids: npt.NDArray[np.int64], turn_rows: list[int]
+) -> dict[int, list[int]]:
+    """The rows of the facts each turn row said (turns in the pool were said by the moment,
+    so their facts were too)."""
+    if not turn_rows:
+        return {}
+    wanted = episode_ids[np.asarray(turn_rows, dtype=np.int64)]
+    said = np.isin(facts.link_episodes, wanted)
+    if not said.any():
+        return {}
+    fact_rows = positions(facts.ids, facts.link_facts[said])
+    by_turn: dict[int, list[int]] = {}
+    for turn, fact_row in zip(facts.link_episodes[said].tolist(), fact_rows.tolist(), strict=True):
+        if fact_row >= 0:
+            by_turn.setdefault(int(turn), []).append(fact_row)
+    return {
+        row: by_turn[int(episode_ids[row])] for row in turn_rows if int(episode_ids[row]) in by_turn
+    }
 
 
 def _replaced(facts: FactVectors, row: int, moment: float | None) -> bool:
