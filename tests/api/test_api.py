@@ -121,8 +121,9 @@ def test_context_sections_windows_and_dedupe(memory: Memory) -> None:
     packed_turns = [h for h in ctx.items if h.kind == "turn"]
     assert len(lines) == len(set(lines)) == len(packed_turns) + len(ctx.window)
     assert {h.id for h in ctx.items}.isdisjoint({h.id for h in ctx.window})
-    assert ctx.window  # the hits brought neighbouring turns along
+    # neighbouring turns come only when they earn it: never the unrelated aside
     assert all(h.explain["window_of"] in {i.id for i in ctx.items} for h in ctx.window)
+    assert "sister" not in ctx.text
     # one section per session, turns in the order they were said
     sessions = {h.session_id for h in packed_turns + ctx.window}
     assert ctx.text.count("\n### ") == len(sessions)

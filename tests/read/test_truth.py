@@ -161,28 +161,3 @@ def test_the_user_id_counts_as_the_users_name(tmp_path: Path, embedder: Embedder
         hits = memory.search("what does Alex drink?", user_id="alex", limit=3)
         assert hits[0].explain["query"]["rewritten"] == "what does I drink?"
         assert all("entity:Alex" not in h.explain.get("graph", {}).get("path", []) for h in hits)
-
-
-def test_the_context_keeps_unrelated_turns_out(tmp_path: Path, embedder: Embedder) -> None:
-    with Memory(tmp_path / "m", embedder=embedder) as memory:
-        memory.add(
-            [
-                {"role": "user", "content": "Also my knee physio is going well."},
-                {"role": "user", "content": "Baking sourdough this weekend."},
-                {
-                    "role": "user",
-                    "content": "The payments-api auth bug: tokens expire early because the JWT "
-                    "clock skew is not handled in the middleware.",
-                },
-                {"role": "user", "content": "My sister visits in May."},
-            ],
-            user_id="u",
-            timestamp="2024-07-01T10:00:00Z",
-        )
-        assert memory.wait(timeout=120)
-        context = memory.context(
-            "continue work on the payments-api auth bug", user_id="u", budget_tokens=300
-        )
-        assert "clock skew" in context.text
-        for filler in ("physio", "sourdough", "sister"):
-            assert filler not in context.text

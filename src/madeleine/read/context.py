@@ -20,10 +20,12 @@ The block carries the answer first and little else:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from madeleine.facts.cards import Card, Category, Stability
 from madeleine.facts.rules.extractor import split_sentences
 from madeleine.read.request import SearchRequest
 from madeleine.read.restore import Restorer
@@ -46,9 +48,17 @@ RELATIVE_FLOOR = 0.45  # a hit below this share of the best hit's score stays ou
 UNMATCHED_FLOOR = 0.88
 # ... and closer still when the best hit does share words with it: the words are the evidence.
 UNMATCHED_FLOOR_WORDED = 0.95
-SHORT_TURN_WORDS = 8  # a hit this short needs its neighbours to mean anything
+SHORT_TURN_WORDS = 4  # a hit this short needs its neighbours to mean anything
 LONG_SHARE = 0.5  # a passage may take at most this share of the budget (then it is cut)
 PROFILE_SHARE = 0.15  # the standing profile may take at most this share of the budget
+# "tell me about me", "what do you know about me": the whole profile is the answer
+_ABOUT_USER = re.compile(
+    r"\b(?:about me|about myself|my profile|who am i|everything you know|"
+    r"what do you (?:know|remember))\b|나에 대해|내 (?:프로필|정보)",
+    re.IGNORECASE,
+)
+STANDING_IMPORTANCE = 0.8  # a stable identity or health fact this important: every profile
+STANDING_CATEGORIES = frozenset({Category.IDENTITY, Category.HEALTH})
 PROFILE_FACTS = 12  # important facts offered to the profile section
 ELLIPSIS = "…"
 
@@ -205,7 +215,10 @@ class ContextBuilder:
                     if self._explains(hit, near, terms):
                         packer.add_turn(self._turn(near, terms, budget_tokens), window=True)
         profile_limit = packer.used + int(budget_tokens * PROFILE_SHARE)
-        for line in self._profile(request, packer.seen):
+        broad = bool(hits[0].explain.get("query", {}).get("broad")) or bool(
+            _ABOUT_USER.search(request.query)
+        )
+        for line in self._profile(request, packer.seen, standing_only=not broad):
             packer.add_line(packer.profile, PROFILE_TITLE, line, profile_limit)
         text = packer.render()
         tokens = self._count(text)
@@ -245,15 +258,17 @@ class ContextBuilder:
         return bool(terms) and not terms.isdisjoint(self._analyzer.terms(hit.text))
 
     def _explains(self, hit: Hit, near: Hit, terms: set[str]) -> bool:
-        """Whether a neighbouring turn earns its place: the hit is too short to stand alone
-        ("Yes, the blue one."), the neighbour is the question it answers, or the neighbour
-        itself matches the query."""
+        """Whether a neighbouring turn earns its place: it comes before a hit too short to
+        stand alone ("Yes, the blue one."), it is the question the hit answers, or it matches
+        the query itself."""
         before = (near.timestamp, _number(near.id)) < (hit.timestamp, _number(hit.id))
         return (
-            len(hit.text.split()) <= SHORT_TURN_WORDS
-            or (before and near.text.rstrip().endswith("?"))
-            or self._shares_words(near, terms)
-        )
+            before
+            and (
+                len(_spoken(hit.text).split()) <= SHORT_TURN_WORDS
+                or near.text.rstrip().endswith("?")
+            )
+        ) or self._shares_words(near, terms)
 
     def _fits_best(self, packer: _Packer, best: Hit, terms: set[str]) -> bool:
         """Whether the best hit fits beside the header (cut if need be)."""
@@ -329,7 +344,12 @@ class ContextBuilder:
             seen.add(card.id)
         return lines[:5]
 
-    def _profile(self, request: SearchRequest, seen: set[str]) -> list[str]:
+    def _profile(
+        self, request: SearchRequest, seen: set[str], standing_only: bool = False
+    ) -> list[str]:
+        """The user's most important facts. ``standing_only``: only what holds whatever the
+        question (pinned, stable or very important: a name, an allergy), not the volatile
+        facts a broad question ("tell me about me") would want."""
         important = self._facts.facts(
             request.user_id,
             as_of=request.as_of,
@@ -339,6 +359,8 @@ class ContextBuilder:
         lines: list[str] = []
         for stored in important:
             if stored.card.id in seen or len(lines) >= PROFILE_FACTS:
+                continue
+            if standing_only and not _standing(stored.card):
                 continue
             card = self._restorer.card(stored.card)
             lines.append(fact_line(card.statement, card.valid_from, card.valid_to))
@@ -353,6 +375,22 @@ class ContextBuilder:
             return None
         text = packer.render()
         return Context(text=text, items=[], tokens=self._count(text), budget_tokens=budget)
+
+
+def _spoken(text: str) -> str:
+    """A turn's words without its "speaker: " label."""
+    head, colon, rest = text.partition(": ")
+    return rest if colon and len(head) <= 40 and "\n" not in head else text
+
+
+def _standing(card: Card) -> bool:
+    """Who the user is, whatever they ask: pinned cards, and stable, important identity and
+    health facts (a name, an allergy, a medication)."""
+    return card.pinned or (
+        card.stability == Stability.STABLE
+        and card.category in STANDING_CATEGORIES
+        and card.importance >= STANDING_IMPORTANCE
+    )
 
 
 def _own_score(hit: Hit) -> float:

@@ -1,0 +1,87 @@
+"""What context() hands an agent: the answer, little else (issue 14)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from madeleine import Memory
+from madeleine.embed.base import Embedder
+
+
+def test_the_context_keeps_unrelated_turns_out(tmp_path: Path, embedder: Embedder) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        memory.add(
+            [
+                {"role": "user", "content": "Also my knee physio is going well."},
+                {"role": "user", "content": "Baking sourdough this weekend."},
+                {
+                    "role": "user",
+                    "content": "The payments-api auth bug: tokens expire early because the JWT "
+                    "clock skew is not handled in the middleware.",
+                },
+                {"role": "user", "content": "My sister visits in May."},
+            ],
+            user_id="u",
+            timestamp="2024-07-01T10:00:00Z",
+        )
+        assert memory.wait(timeout=120)
+        context = memory.context(
+            "continue work on the payments-api auth bug", user_id="u", budget_tokens=300
+        )
+        assert "clock skew" in context.text
+        for filler in ("physio", "sourdough", "sister"):
+            assert filler not in context.text
+
+
+def test_the_profile_holds_standing_facts_unless_asked_broadly(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        memory.add(
+            [
+                {"role": "user", "content": "I'm allergic to penicillin."},
+                {"role": "user", "content": "I live in Denver."},
+                {"role": "user", "content": "I work at Acme as a designer."},
+                {"role": "user", "content": "My sourdough starter finally bubbles."},
+            ],
+            user_id="u",
+            timestamp="2024-07-01T10:00:00Z",
+        )
+        assert memory.wait(timeout=120)
+        narrow = memory.context("how is my sourdough starter?", user_id="u", budget_tokens=500)
+        assert "sourdough" in narrow.text
+        assert "penicillin" in narrow.text  # stable and important: always worth knowing
+        assert "Denver" not in narrow.text and "Acme" not in narrow.text
+        broad = memory.context("what do you know about me?", user_id="u", budget_tokens=1000)
+        assert "Denver" in broad.text and "penicillin" in broad.text
+
+
+def test_the_long_best_hit_is_cut_around_what_matches(tmp_path: Path, embedder: Embedder) -> None:
+    filler = " ".join(f"Sentence {n} is about the weather being grey and mild." for n in range(40))
+    long = f"{filler} The staging deploy key rotates every Friday at noon. {filler}"
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        memory.add({"role": "user", "content": long}, user_id="u", timestamp="2024-07-01")
+        assert memory.wait(timeout=120)
+        context = memory.context(
+            "when does the staging deploy key rotate?", user_id="u", budget_tokens=120
+        )
+        assert "deploy key rotates every Friday" in context.text
+        assert "…" in context.text and context.tokens <= 120
+
+
+def test_a_short_answer_brings_the_question_it_answers(tmp_path: Path, embedder: Embedder) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        memory.add(
+            [
+                {"role": "assistant", "content": "Which colour do you want for the new bike?"},
+                {"role": "user", "content": "The matte green one."},
+                {"role": "user", "content": "Unrelated: my sister visits in May."},
+            ],
+            user_id="u",
+            timestamp="2024-07-01T10:00:00Z",
+        )
+        assert memory.wait(timeout=120)
+        context = memory.context("matte green", user_id="u", budget_tokens=300)
+        assert "The matte green one." in context.text
+        assert "Which colour do you want for the new bike?" in context.text
+        assert context.window and "sister" not in context.text
