@@ -55,7 +55,8 @@ class Category(StrEnum):
     PLAN = "plan"  # trips, appointments, events, deadlines
     FINANCE = "finance"  # budgets, salaries, purchases, debts
     LOCATION = "location"  # where the user lives / works / is
-    WORK = "work"  # employer, role, projects
+    WORK = "work"  # employer, role
+    PROJECT = "project"  # a code project's decisions, versions, environments, conventions
     EDUCATION = "education"
     POSSESSION = "possession"  # car, pets, devices
     HABIT = "habit"  # routines, how the user likes things done

@@ -10,7 +10,17 @@ from dataclasses import dataclass, replace
 
 from madeleine.facts.cards import CardDraft, Category, MemoryType, Stability
 from madeleine.facts.extract import ExtractInput
-from madeleine.facts.rules import en, health, identity, ko, people, plans, preferences
+from madeleine.facts.rules import (
+    changes,
+    en,
+    health,
+    identity,
+    ko,
+    people,
+    plans,
+    preferences,
+    project,
+)
 from madeleine.facts.rules.common import (
     BACKSTORY_CHARS,
     HEDGED,
@@ -65,7 +75,12 @@ _SLOTS: dict[str, _Slot] = {
     "workplace": _Slot(Category.LOCATION, _SEMANTIC, _VOLATILE, 0.6),
     "employer": _Slot(Category.WORK, _SEMANTIC, _VOLATILE, 0.6),
     "role": _Slot(Category.WORK, _SEMANTIC, _VOLATILE, 0.6),
+    "home_area": _Slot(Category.LOCATION, _SEMANTIC, _VOLATILE, 0.6),
     "appointment": _Slot(Category.PLAN, _EPISODIC, _VOLATILE, 0.7),
+    "move": _Slot(Category.PLAN, _EPISODIC, _VOLATILE, 0.75),
+    "avoid": _Slot(Category.PREFERENCE, _SEMANTIC, _VOLATILE, 0.6),
+    "account_closed": _Slot(Category.ACCOUNT, _SEMANTIC, _VOLATILE, 0.7),
+    "project": _Slot(Category.PROJECT, _SEMANTIC, _VOLATILE, 0.7),
     "trip": _Slot(Category.PLAN, _EPISODIC, _VOLATILE, 0.75),
     "instruction": _Slot(Category.HABIT, _PROCEDURAL, _STABLE, 0.7, multi_valued=True),
 }
@@ -86,7 +101,10 @@ class RuleExtractor:
         drafts: list[CardDraft] = []
         for message, sentence in sentences:
             context = Said(sentence, message, people, home)
-            drafts.extend(_draft(fact, context) for fact in _read(context))
+            facts = _read(context)
+            if message.project:
+                facts.extend(project.project_facts(context, message.project))
+            drafts.extend(_draft(fact, context) for fact in facts)
         return _merge(drafts)
 
 
@@ -127,7 +145,7 @@ def _chunks(piece: str) -> list[str]:
     return [*chunks, piece] if piece else chunks
 
 
-_GENERIC = frozenset({"like", "dislike", "switch"})
+_GENERIC = frozenset({"like", "dislike", "switch", "avoid"})
 _CONTEXT_KINDS = frozenset({"relation", "home", "moved"})
 
 
@@ -258,7 +276,9 @@ def _union(kept: CardDraft, draft: CardDraft) -> CardDraft:
     names = {a.name for a in kept.attributes}
     extra = [a for a in draft.attributes if a.name not in names]
     statement = kept.statement
-    if extra and draft.statement not in statement:
+    if extra and statement.rstrip(".") in draft.statement:
+        statement = draft.statement  # "works as a nurse" → "works as a nurse at Acme"
+    elif extra and draft.statement not in statement:
         statement = clip(f"{statement} {draft.statement}", 1000)
     starts = [t for t in (kept.valid_from, draft.valid_from) if t is not None]
     return kept.model_copy(
@@ -279,4 +299,5 @@ _BUILDERS: dict[str, Builder] = {
     **identity.BUILDERS,
     **health.BUILDERS,
     **plans.BUILDERS,
+    **changes.BUILDERS,
 }

@@ -176,6 +176,88 @@ def _build_trip(match: re.Match[str], said: Said) -> list[Fact]:
     ]
 
 
+def _build_plan_move(match: re.Match[str], said: Said) -> list[Fact]:
+    """"I'm planning to move to Seoul next month", "다음 달에 서울로 이사 가요": a planned
+    move, keyed by where to (``plan.move.seoul``); the home changes only once it happens."""
+    place = place_of(match["dest"])
+    if place is None or _PAST_TRIP.search(_clause(said.text, match)):
+        return []
+    destination, country, _is_country = place
+    subject, relationship = subject_of(match, said)
+    if not subject:
+        return []
+    attributes = [attr("destination", destination, "place"), attr("status", "planned")]
+    if country is not None and country != destination:
+        attributes.append(attr("country", country, "place"))
+    when = said.when()
+    statement = f"{refer_to(subject, relationship)} plans to move to {destination}"
+    if when is not None and when.start >= said.now.date():
+        attributes.append(attr("start_date", when.start.isoformat(), "date"))
+        statement += f" around {when.start.isoformat()}"
+    return [
+        Fact(
+            "move",
+            f"plan.move.{slug(destination)}",
+            statement + ".",
+            tuple(attributes),
+            subject,
+            relationship,
+        )
+    ]
+
+
+_PLAN_NOUNS = (
+    (re.compile(r"^(?:trip|flight|vacation|holiday|visit|여행|출장|휴가|비행기|항공권)$", re.I), "trip"),
+    (re.compile(r"^(?:move|이사)$", re.I), "move"),
+)
+
+
+def _build_cancel(match: re.Match[str], said: Said) -> list[Fact]:
+    """"We cancelled the trip to Lisbon", "I called off my dentist appointment", "리스본
+    여행을 취소했어요": a card of the plan's own key with status cancelled, which closes the
+    plan when it is on file."""
+    groups = match.groupdict()
+    noun = re.sub(r"\s+", " ", (groups.get("noun") or "").strip().lower())
+    kind = next((k for p, k in _PLAN_NOUNS if p.search(noun)), "appointment")
+    subject, relationship = subject_of(match, said)
+    if not subject:
+        return []
+    who = refer_to(subject, relationship)
+    if kind in ("trip", "move"):
+        place = place_of(groups.get("dest")) or place_of(groups.get("what"))
+        if place is None:
+            return []
+        destination = place[0]
+        what = "trip to" if kind == "trip" else "move to"
+        return [
+            Fact(
+                kind,
+                f"plan.{kind}.{slug(destination)}",
+                f"{who} cancelled the {what} {destination}.",
+                (attr("destination", destination, "place"), attr("status", "cancelled")),
+                subject,
+                relationship,
+            )
+        ]
+    if said.korean and HANGUL.search(match.group(0)):
+        key, title = _korean_appointment(groups)
+    else:
+        found = _english_appointment({**groups, "with": None})
+        if found is None:
+            return []
+        key, title = found
+    return [
+        Fact(
+            "appointment",
+            f"plan.appointment.{slug(key)}",
+            f"{who} cancelled the {title}.",
+            (attr("title", title), attr("status", "cancelled")),
+            subject,
+            relationship,
+        )
+    ]
+
+
 _DOCUMENT_WORDS = (
     (re.compile(r"passport|여권", re.I), "passport"),
     (re.compile(r"driv|licen|운전|면허", re.I), "drivers_license"),
@@ -219,4 +301,6 @@ BUILDERS: dict[str, Builder] = {
     "trip": _build_trip,
     "trip_request": _build_trip,
     "document": _build_document,
+    "plan_move": _build_plan_move,
+    "cancel": _build_cancel,
 }
