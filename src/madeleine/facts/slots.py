@@ -12,8 +12,8 @@ relations that no similarity or attribute comparison can tell:
   another value (a job the user left before the current one) is history, not a conflict.
 - a new card **makes stale** cards of other keys that depended on what it replaced: a move to
   another city ends the neighbourhood in the old one, a new employer ends the role held at
-  the old one, an avoided item ends the preference for it (and a preference ends its
-  avoidance).
+  the old one, an avoided item or one switched away from ("from coffee to green tea") ends
+  the preference for it (and a preference ends its avoidance).
 """
 
 from __future__ import annotations
@@ -98,6 +98,10 @@ def makes_stale(old: CardDraft, new: CardDraft) -> str | None:
         if held_at is not None and held_at != value(new, "employer") and not closing(new):
             if before is None or before == held_at:
                 return "changed employer: the role held at the old one ends"
+    previous = value(new, "previous")
+    if previous is not None and old.key.startswith("preference.") and not closing(old):
+        if previous in (value(old, "item"), value(old, "value")) and old.key != "preference.dislike":
+            return "switched away from it"
     if new.key.startswith("preference.avoid.") and old.key.startswith("preference."):
         avoided = value(new, "item")
         if avoided is not None and avoided in (value(old, "item"), value(old, "value")):

@@ -165,8 +165,10 @@ class Resolver:
         subject = draft.subject.casefold()
         same_subject = [f for f in current if f.card.subject.casefold() == subject]
         for fact in same_subject:
-            similarity = self._similarity(fact, vector)
             same_slot = fact.card.key == draft.key
+            if not same_slot and slots.independent(fact.card.key, draft.key):
+                continue  # "works as an engineer at Stripe" is no duplicate of "works at Stripe"
+            similarity = self._similarity(fact, vector)
             if _same_values(fact.card, draft) and (same_slot or similarity >= self._duplicate):
                 return self._duplicate_of(tx, user_id, fact, draft, similarity, now)
         for fact in same_subject:

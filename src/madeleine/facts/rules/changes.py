@@ -24,6 +24,9 @@ _NOT_AVOIDED = frozenset(
     """my job work working it that this them him her there here by for to the a an being
     doing going talking trying waiting caring worrying thinking""".split()
 )
+_TIME_START = frozenset(
+    "last this next yesterday today ago recently years months weeks a an since in on".split()
+)
 _VERB_WORDS = {"eat": "eating", "drink": "drinking", "have": "having", "use": "using"}
 
 
@@ -31,6 +34,11 @@ def _build_avoid(match: re.Match[str], said: Said) -> list[Fact]:
     groups = match.groupdict()
     raw = re.sub(r"\s+", " ", (groups.get("item") or "").strip(" .,")).strip()
     raw = re.sub(r"\s+(?:anymore|any more|altogether|completely|entirely)$", "", raw, flags=re.I)
+    verb = (groups.get("verb") or "").lower()
+    if raw.split()[:1] and raw.split()[0].lower() in _TIME_START:
+        if not verb.endswith("ing"):
+            return []
+        raw, verb = verb, ""  # "I quit smoking last year": smoking is what stopped
     if HANGUL.search(raw):
         item = korean_item(raw, said)
     else:
@@ -45,7 +53,6 @@ def _build_avoid(match: re.Match[str], said: Said) -> list[Fact]:
     subject, relationship = subject_of(match, said)
     if not subject:
         return []
-    verb = (groups.get("verb") or "").lower()
     verb = _VERB_WORDS.get(verb, verb)
     who = refer_to(subject, relationship)
     statement = (

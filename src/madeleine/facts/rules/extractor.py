@@ -13,6 +13,7 @@ from madeleine.facts.extract import ExtractInput
 from madeleine.facts.rules import (
     changes,
     en,
+    phrases,
     health,
     identity,
     ko,
@@ -231,8 +232,11 @@ def _draft(fact: Fact, said: Said) -> CardDraft:
     message = said.message.text.strip()
     backstory = message if len(message) <= BACKSTORY_CHARS else clip(said.text)
     valid_from = fact.valid_from or (said.now if slot.current else None)
+    statement = fact.statement
+    if said.korean:  # stated in the language the user spoke
+        statement = phrases.korean_statement(fact) or statement
     return CardDraft(
-        statement=clip(fact.statement, 1000),
+        statement=clip(statement, 1000),
         category=slot.category,
         subject=fact.subject,
         relationship=fact.relationship,
@@ -276,7 +280,7 @@ def _union(kept: CardDraft, draft: CardDraft) -> CardDraft:
     names = {a.name for a in kept.attributes}
     extra = [a for a in draft.attributes if a.name not in names]
     statement = kept.statement
-    if extra and statement.rstrip(".") in draft.statement:
+    if extra and names <= {a.name for a in draft.attributes}:
         statement = draft.statement  # "works as a nurse" → "works as a nurse at Acme"
     elif extra and draft.statement not in statement:
         statement = clip(f"{statement} {draft.statement}", 1000)

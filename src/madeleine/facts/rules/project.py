@@ -61,8 +61,9 @@ _ENV_IN = re.compile(
 )
 _HOSTING = re.compile(
     r"\b(?:we|it|the\s+app|prod|production|staging)\s*(?:'re|'s|are|is)?\s*(?:deploy(?:s|ed)?"
-    r"|hosted|host|runs?|running|deployed)\s+(?:to|on|in)\s+(?P<value>[A-Z][\w.+-]*"
-    r"(?:\s+[A-Z][\w.+-]*)?)",
+    r"|hosted|host|runs?|running|deployed)\s+(?:to|on|in)\s+(?P<value>(?-i:[A-Z][\w.+-]*"
+    r"(?:\s+[A-Z][\w.+-]*)?))",
+    re.I,
 )
 _CONVENTION = tuple(
     re.compile(p, re.I)
