@@ -430,7 +430,9 @@ def test_imported_coding_sessions_give_project_facts(tmp_path: Path, memory: Mem
     folder = tmp_path / "projects" / "-home-dev-shop"
     folder.mkdir(parents=True)
     lines = [
-        _claude_line("user", "We run Postgres 15 in prod. We decided to use JWT for auth.", "u1", 0),
+        _claude_line(
+            "user", "We run Postgres 15 in prod. We decided to use JWT for auth.", "u1", 0
+        ),
         _claude_line("assistant", "Noted, I'll keep the token code in src/auth.", "a1", 1),
         _claude_line("user", "We upgraded to Postgres 16 last week.", "u2", 2),
     ]

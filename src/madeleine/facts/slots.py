@@ -86,35 +86,60 @@ def makes_stale(old: CardDraft, new: CardDraft) -> str | None:
     """Why ``new`` (just stored as current) ends ``old`` (another key), or None."""
     if old.key == new.key or old.subject.casefold() != new.subject.casefold():
         return None
-    if new.key == "location.home" and old.key == "location.home_area":
-        new_city, area_city = value(new, "city"), value(old, "city")
-        if new_city is not None and area_city != new_city:
-            return "moved to another city: the old neighbourhood ends"
-    if new.key == "work.employer" and old.key == "work.role":
-        held_at = value(old, "employer")
-        before = value(new, "previous")
-        if closing(new) and (held_at is None or held_at == value(new, "employer")):
-            return "left the job: the role held there ends"
-        if held_at is not None and held_at != value(new, "employer") and not closing(new):
-            if before is None or before == held_at:
-                return "changed employer: the role held at the old one ends"
-    previous = value(new, "previous")
-    if previous is not None and old.key.startswith("preference.") and not closing(old):
-        if previous in (value(old, "item"), value(old, "value")) and old.key != "preference.dislike":
-            return "switched away from it"
-    if new.key.startswith("preference.avoid.") and old.key.startswith("preference."):
-        avoided = value(new, "item")
-        if avoided is not None and avoided in (value(old, "item"), value(old, "value")):
-            if not old.key.startswith("preference.avoid."):
-                return "now avoided"
-    if old.key.startswith("preference.avoid.") and new.key.startswith("preference."):
-        liked = value(new, "item") or value(new, "value")
-        if liked is not None and liked == value(old, "item") and new.key != "preference.dislike":
-            return "no longer avoided"
-    if closing(new) and new.key.startswith("account.") and old.key.startswith("account."):
-        if not closing(old) and _names_account(value(new, "name"), old):
-            return "account closed"
+    for rule in (_neighbourhood, _role, _preference, _account):
+        reason = rule(old, new)
+        if reason is not None:
+            return reason
     return None
+
+
+def _neighbourhood(old: CardDraft, new: CardDraft) -> str | None:
+    if new.key != "location.home" or old.key != "location.home_area":
+        return None
+    new_city = value(new, "city")
+    if new_city is not None and value(old, "city") != new_city:
+        return "moved to another city: the old neighbourhood ends"
+    return None
+
+
+def _role(old: CardDraft, new: CardDraft) -> str | None:
+    if new.key != "work.employer" or old.key != "work.role":
+        return None
+    held_at, employer = value(old, "employer"), value(new, "employer")
+    if closing(new):
+        if held_at is None or held_at == employer:
+            return "left the job: the role held there ends"
+        return None
+    if held_at is not None and held_at != employer:
+        return "changed employer: the role held at the old one ends"
+    return None
+
+
+def _preference(old: CardDraft, new: CardDraft) -> str | None:
+    if not old.key.startswith("preference.") or not new.key.startswith("preference."):
+        return None
+    old_value = value(old, "item") or value(old, "value")
+    if old_value is None or (closing(old) and not old.key.startswith("preference.avoid.")):
+        return None
+    old_avoided = old.key.startswith("preference.avoid.")
+    new_avoided = new.key.startswith("preference.avoid.")
+    if new_avoided and not old_avoided and value(new, "item") == old_value:
+        return "now avoided"
+    if old.key == "preference.dislike" or new.key == "preference.dislike":
+        return None
+    if old_avoided and not new_avoided and (value(new, "item") or value(new, "value")) == old_value:
+        return "no longer avoided"
+    if not old_avoided and value(new, "previous") == old_value:
+        return "switched away from it"
+    return None
+
+
+def _account(old: CardDraft, new: CardDraft) -> str | None:
+    if not closing(new) or closing(old):
+        return None
+    if not new.key.startswith("account.") or not old.key.startswith("account."):
+        return None
+    return "account closed" if _names_account(value(new, "name"), old) else None
 
 
 _GENERIC_ACCOUNT_WORDS = frozenset(

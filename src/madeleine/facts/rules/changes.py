@@ -55,9 +55,7 @@ def _build_avoid(match: re.Match[str], said: Said) -> list[Fact]:
         return []
     verb = _VERB_WORDS.get(verb, verb)
     who = refer_to(subject, relationship)
-    statement = (
-        f"{who} stopped {verb} {item}." if verb else f"{who} stopped {item}."
-    )
+    statement = f"{who} stopped {verb} {item}." if verb else f"{who} stopped {item}."
     return [
         Fact(
             "avoid",
@@ -75,7 +73,7 @@ _ACCOUNT_WORDS = re.compile(r"\b(?:checking|savings|bank|credit|debit)\b|은행|
 
 
 def _build_close_account(match: re.Match[str], said: Said) -> list[Fact]:
-    """"my Chase account closes on May 1", "I closed my Netflix subscription"."""
+    """ "my Chase account closes on May 1", "I closed my Netflix subscription"."""
     label = re.sub(r"\s+", " ", (match.groupdict().get("label") or "").strip(" .,'")).strip()
     words = [w for w in label.split() if w.lower() not in ("my", "our", "the")]
     name = " ".join(words)

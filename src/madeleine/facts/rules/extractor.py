@@ -13,11 +13,11 @@ from madeleine.facts.extract import ExtractInput
 from madeleine.facts.rules import (
     changes,
     en,
-    phrases,
     health,
     identity,
     ko,
     people,
+    phrases,
     plans,
     preferences,
     project,

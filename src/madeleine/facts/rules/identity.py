@@ -214,7 +214,7 @@ def _build_name(match: re.Match[str], said: Said) -> list[Fact]:
 
 
 def _build_greeting_name(match: re.Match[str], said: Said) -> list[Fact]:
-    """"Hi, I'm Alex", "I'm Alex, nice to meet you", "저는 민수예요": a name said in an
+    """ "Hi, I'm Alex", "I'm Alex, nice to meet you", "저는 민수예요": a name said in an
     introduction. Only a capitalized, name-like word counts ("I'm tired", "I'm Korean",
     "I'm Christian" name no one), and a Korean one must not be a role, place or common word."""
     raw = (match["person"] or "").strip()

@@ -185,7 +185,7 @@ def _build_job(match: re.Match[str], said: Said) -> list[Fact]:
 
 
 def _build_left_job(match: re.Match[str], said: Said) -> list[Fact]:
-    """"I left my job at Stripe", "I quit", "회사를 그만뒀어요": the employer card closes."""
+    """ "I left my job at Stripe", "I quit", "회사를 그만뒀어요": the employer card closes."""
     groups = match.groupdict()
     raw = (groups.get("org") or groups.get("org2") or "").strip(" .,;'")
     words = raw.split()
@@ -196,7 +196,8 @@ def _build_left_job(match: re.Match[str], said: Said) -> list[Fact]:
         org = ""
     if groups.get("org2") is not None and not org:
         return []
-    if org and place_of(org) is not None and place_of(org)[1] is not None:  # type: ignore[index]
+    place = place_of(org) if org else None
+    if place is not None and place[1] is not None:
         return []  # "I left London": a place, not a job
     subject, relationship = subject_of(match, said)
     if not subject:

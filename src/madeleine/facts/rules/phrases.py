@@ -162,8 +162,10 @@ def _workplace(fact: Fact, get: Get) -> str | None:
 def _employer(fact: Fact, get: Get) -> str | None:
     org = get("employer")
     if _status(get) == "left":
-        return f"{_topic(fact)} {particle(org, '을', '를')} 그만두었다." if org else (
-            f"{_topic(fact)} 회사를 그만두었다."
+        return (
+            f"{_topic(fact)} {particle(org, '을', '를')} 그만두었다."
+            if org
+            else (f"{_topic(fact)} 회사를 그만두었다.")
         )
     return f"{_topic(fact)} {org}에서 일한다." if org else None
 

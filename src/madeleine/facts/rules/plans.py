@@ -177,7 +177,7 @@ def _build_trip(match: re.Match[str], said: Said) -> list[Fact]:
 
 
 def _build_plan_move(match: re.Match[str], said: Said) -> list[Fact]:
-    """"I'm planning to move to Seoul next month", "다음 달에 서울로 이사 가요": a planned
+    """ "I'm planning to move to Seoul next month", "다음 달에 서울로 이사 가요": a planned
     move, keyed by where to (``plan.move.seoul``); the home changes only once it happens."""
     place = place_of(match["dest"])
     if place is None or _PAST_TRIP.search(_clause(said.text, match)):
@@ -207,13 +207,16 @@ def _build_plan_move(match: re.Match[str], said: Said) -> list[Fact]:
 
 
 _PLAN_NOUNS = (
-    (re.compile(r"^(?:trip|flight|vacation|holiday|visit|여행|출장|휴가|비행기|항공권)$", re.I), "trip"),
+    (
+        re.compile(r"^(?:trip|flight|vacation|holiday|visit|여행|출장|휴가|비행기|항공권)$", re.I),
+        "trip",
+    ),
     (re.compile(r"^(?:move|이사)$", re.I), "move"),
 )
 
 
 def _build_cancel(match: re.Match[str], said: Said) -> list[Fact]:
-    """"We cancelled the trip to Lisbon", "I called off my dentist appointment", "리스본
+    """ "We cancelled the trip to Lisbon", "I called off my dentist appointment", "리스본
     여행을 취소했어요": a card of the plan's own key with status cancelled, which closes the
     plan when it is on file."""
     groups = match.groupdict()

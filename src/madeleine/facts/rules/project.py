@@ -55,7 +55,9 @@ _VERSION = tuple(
     )
 )
 _ENV_IN = re.compile(
-    r"\b(?:in|on|for)\s+(?:the\s+)?" + _ENV + r"\b|(?P<envko>프로덕션|운영\s*환경|운영|스테이징|개발\s*환경"
+    r"\b(?:in|on|for)\s+(?:the\s+)?"
+    + _ENV
+    + r"\b|(?P<envko>프로덕션|운영\s*환경|운영|스테이징|개발\s*환경"
     r"|로컬)(?:에서|은|는)?",
     re.I,
 )
