@@ -46,6 +46,9 @@ def keyed(drafts: Sequence[CardDraft]) -> dict[str, dict[str, str]]:
         ("I'm a nurse at Mercy Hospital", "nurse", "Mercy Hospital"),
         ("카카오에서 개발자로 일해요", "개발자", "카카오"),
         ("삼성에서 PM으로 일하고 있어요", "PM", "삼성"),
+        ("I work at Stripe as a backend engineer", "backend engineer", "Stripe"),
+        ("I started a new job at Airbnb as a product designer", "product designer", "Airbnb"),
+        ("토스에서 백엔드 개발자로 일하고 있어요", "백엔드 개발자", "토스"),
     ],
 )
 def test_role_and_employer_are_two_slots(text: str, role: str, employer: str) -> None:
@@ -65,6 +68,9 @@ def test_role_and_employer_are_two_slots(text: str, role: str, employer: str) ->
         ("I quit my job", None),
         ("회사를 그만뒀어요", None),
         ("네이버를 퇴사했어요", "네이버"),
+        ("I'm no longer at Stripe", "Stripe"),
+        ("I don't work at Stripe anymore", "Stripe"),
+        ("I resigned from Netflix", "Netflix"),
     ],
 )
 def test_leaving_a_job_closes_the_employer(text: str, employer: str | None) -> None:
@@ -117,6 +123,9 @@ def test_planned_moves(text: str, key: str) -> None:
         ("My move to Seoul was cancelled", "plan.move.seoul"),
         ("리스본 여행을 취소했어요", "plan.trip.lisbon"),
         ("치과 예약을 취소했어요", "plan.appointment.dentist"),
+        ("Our trip to Paris got cancelled", "plan.trip.paris"),
+        ("We had to cancel our flight to Rome", "plan.trip.rome"),
+        ("제주도 여행이 취소됐어요", "plan.trip.jeju"),
     ],
 )
 def test_cancellations_name_the_plan_they_close(text: str, key: str) -> None:
@@ -132,6 +141,13 @@ def test_cancellations_name_the_plan_they_close(text: str, key: str) -> None:
         ("I've switched from coffee to matcha recently", "preference.drink", "matcha", "coffee"),
         ("I changed from Chrome to Firefox", "preference.browser", "Firefox", "Chrome"),
         ("커피에서 녹차로 바꿨어요", "preference.drink", "녹차", "커피"),
+        (
+            "I now drink oat milk instead of regular milk",
+            "preference.milk",
+            "oat milk",
+            "regular milk",
+        ),
+        ("요즘 커피 대신 녹차를 마셔요", "preference.drink", "녹차", "커피"),
     ],
 )
 def test_switches_record_what_they_replace(text: str, key: str, value: str, previous: str) -> None:
@@ -217,12 +233,31 @@ def test_what_is_not_a_name(text: str) -> None:
         ),
         ("인증은 JWT로 하기로 했어요", "project.shop.decision.auth", {"decision": "JWT"}),
         ("프로덕션에서 Postgres 15를 써요", "project.shop.version.postgresql", {"version": "15"}),
+        (
+            "우리는 Redis를 캐시로 쓰기로 했어요",
+            "project.shop.decision.cache",
+            {"decision": "Redis"},
+        ),
+        ("We use pnpm, not npm", "project.shop.decision.packaging", {"decision": "pnpm"}),
+        ("Python 3.11 is required", "project.shop.version.python", {"version": "3.11"}),
+        ("we switched the database from MySQL to Postgres", "project.shop.decision.database", {}),
+        ("never commit directly to main", "project.shop.convention.never_commit_directly_main", {}),
     ],
 )
 def test_project_facts(text: str, key: str, expected: dict[str, str]) -> None:
     cards = keyed(say(text, project="shop"))
     assert cards[key]["project"] == "shop"
     assert expected.items() <= cards[key].items()
+
+
+def test_work_words_that_are_no_technology_decide_nothing() -> None:
+    assert keyed(say("We use tabs and we use our judgement", project="shop")) == {}
+
+
+def test_a_promotion_changes_the_role_only() -> None:
+    assert keyed(say("I got promoted to staff engineer")) == {
+        "work.role": {"role": "staff engineer"}
+    }
 
 
 def test_no_project_facts_without_a_project() -> None:

@@ -55,7 +55,7 @@ def _build_avoid(match: re.Match[str], said: Said) -> list[Fact]:
         return []
     verb = _VERB_WORDS.get(verb, verb)
     who = refer_to(subject, relationship)
-    statement = f"{who} stopped {verb} {item}." if verb else f"{who} stopped {item}."
+    statement = f"{who} stopped {verb} {item}." if verb else f"{who} gave up {item}."
     return [
         Fact(
             "avoid",

@@ -418,6 +418,20 @@ _ROWS: list[tuple[str, str]] = [
         r"(?:\s+[a-z][\w-]*){0,3}?)(?=\s+(?:in|on|at|last|this|since|and|but)\b|\s*[,.;!?]|\s*$)",
     ),
     (
+        "job",
+        rf"{_WHO}\s*{_ADV}(?:work|works|am\s+working|'m\s+working|(?:have|'ve)\s+been\s+working"
+        r"|started\s+(?:a\s+(?:new\s+)?job|working)|got\s+a\s+(?:new\s+)?job)\s+(?:at|for|with)\s+"
+        rf"(?P<org>{_ORG})\s+as\s+(?:an?\s+|the\s+|their\s+)?(?P<role>[a-z][\w-]*"
+        r"(?:\s+[a-z][\w-]*){0,3}?)(?=\s+(?:in|on|at|last|this|since|and|but)\b|\s*[,.;!?]|\s*$)",
+    ),
+    (
+        "role",
+        r"\b(?:I|we)\s*(?:just\s+|recently\s+|finally\s+)?(?:got|was|have\s+been|'ve\s+been"
+        r"|am|'m|just\s+got)\s+(?:just\s+)?promoted\s+to\s+(?:an?\s+|the\s+)?(?P<role>[a-z][\w-]*"
+        r"(?:\s+[a-z][\w-]*){0,3}?)(?=\s+(?:in|on|last|this|since|and|but)\b|\s*[,.;!?]|\s*$)"
+        rf"(?:\s+(?:at|for)\s+(?P<org>{_ORG}))?",
+    ),
+    (
         "employer",
         r"\b(?:I|we)\s*(?:have\s+|'ve\s+)?(?:just\s+|recently\s+|finally\s+|officially\s+)?"
         rf"joined\s+(?P<org>{_ORG})\b(?!\s+as\b)",
@@ -428,6 +442,12 @@ _ROWS: list[tuple[str, str]] = [
         r"(?:left|quit|resigned\s+from|retired\s+from|(?:was|got)\s+(?:laid\s+off|let\s+go"
         r"|fired)(?:\s+from)?|stopped\s+working\s+(?:at|for))\s+(?:my\s+(?:job|position|role"
         rf"|work)(?:\s+(?:at|with)\s+(?P<org>{_ORG}))?|(?P<org2>{_ORG}))",
+    ),
+    (
+        "left_job",
+        r"\b(?:I|we)\s*(?:no\s+longer\s+work|don't\s+work|do\s+not\s+work|stopped\s+working"
+        rf"|(?:'m|\s+am|'re|\s+are)\s+no\s+longer(?:\s+working)?)\s+(?:at|for|with)\s+(?P<org2>{_ORG})"
+        r"(?:\s+(?:anymore|any\s+more))?",
     ),
     # ---- cancellations and closures
     (
@@ -440,8 +460,10 @@ _ROWS: list[tuple[str, str]] = [
     ),
     (
         "cancel",
-        r"\bmy\s+(?P<noun>trip|flight|vacation|move)\s+to\s+(?:the\s+)?"
-        rf"(?P<dest>{PLACE_BODY})\s+(?:is|was|got|has\s+been)\s+(?:cancell?ed|called\s+off)",
+        r"\b(?:my|our|the)\s+(?:(?:upcoming|planned|big|family|business|wedding|summer|winter)\s+)*"
+        r"(?P<noun>trip|flight|vacation|holiday|move)\s+to\s+(?:the\s+)?"
+        rf"(?P<dest>{PLACE_BODY})\s+(?:is|was|got|has\s+been|had\s+to\s+be)\s+(?:cancell?ed"
+        r"|called\s+off|off|scrapped)\b",
     ),
     (
         "close_account",
@@ -495,6 +517,13 @@ _ROWS: list[tuple[str, str]] = [
         "avoid",
         r"\b(?:I|we)\s+(?:don't|do\s+not|no\s+longer|never)\s+(?P<verb>drink|smoke|eat)\s+"
         r"(?P<item>(?:[a-z][\w-]*)(?:\s+[a-z][\w-]*)?)\s+(?:anymore|any\s+more|now)\b",
+    ),
+    (
+        "switch",
+        r"\b(?:I|we)\s+(?:now\s+|mostly\s+|usually\s+)?(?:drink|use|eat|take|have|prefer|go\s+with"
+        r"|order|buy|ride|drive)\s+(?:now\s+)?(?P<value>[\w'-]+(?:\s+[\w'-]+){0,2}?)\s+(?:now\s+)?"
+        r"(?:instead\s+of|rather\s+than)\s+(?:my\s+|the\s+)?(?P<old>[\w'-]+(?:\s+[\w'-]+){0,2}?)"
+        r"(?=\s*[,.;!?]|\s*$|\s+(?:now|these\s+days|lately|and|but|because)\b)",
     ),
     # ---- changes of provider / habit
     (

@@ -260,8 +260,13 @@ def _merge(drafts: list[CardDraft]) -> list[CardDraft]:
     merged: list[CardDraft] = []
     for draft in drafts:
         for index, kept in enumerate(merged):
-            if kept.subject == draft.subject and kept.key == draft.key and _fits(kept, draft):
+            if kept.subject != draft.subject or kept.key != draft.key:
+                continue
+            if _fits(kept, draft):
                 merged[index] = _union(kept, draft)
+                break
+            if _refines(kept, draft):  # "개발자" and "백엔드 개발자" of one message: one role
+                merged[index] = _union(draft, kept)
                 break
         else:
             merged.append(draft)
@@ -274,6 +279,19 @@ def _fits(kept: CardDraft, draft: CardDraft) -> bool:
     if kept.multi_valued:
         return old == new
     return all(old[name] == value for name, value in new.items() if name in old)
+
+
+def _refines(kept: CardDraft, draft: CardDraft) -> bool:
+    """Whether ``draft`` says the same single value of one message more fully: every shared
+    attribute of the two contains the other's value, and the draft's is longer somewhere."""
+    if kept.multi_valued or kept.sources != draft.sources:
+        return False
+    old = {a.name: a.value.casefold() for a in kept.attributes}
+    new = {a.name: a.value.casefold() for a in draft.attributes}
+    shared = set(old) & set(new)
+    if not shared or not all(old[n] in new[n] for n in shared):
+        return False
+    return any(len(new[n]) > len(old[n]) for n in shared) or len(new) > len(old)
 
 
 def _union(kept: CardDraft, draft: CardDraft) -> CardDraft:

@@ -28,8 +28,9 @@ _DECISION = tuple(
         r"(?:use|go\s+with|adopt|switch\s+to|move\s+to|stick\s+with)|on)\s+"
         rf"{_VALUE}(?:\s+(?:for|as)\s+(?:the\s+|our\s+)?(?P<topic>[\w -]{{2,30}}?))?(?=\s*[,.;!?]"
         r"|\s*$|\s+(?:instead|because|since|over|rather|and|but|from\s+now)\b)",
-        r"\b(?:let's|let\s+us|we'll|we\s+will|we're\s+going\s+to)\s+(?:use|go\s+with|adopt"
-        rf"|switch\s+to|move\s+to|stick\s+with)\s+{_VALUE}(?:\s+(?:for|as)\s+(?:the\s+|our\s+)?"
+        r"\b(?:(?:let's|let\s+us|we'll|we\s+will|we're\s+going\s+to)\s+(?:use|go\s+with|adopt"
+        r"|switch\s+to|move\s+to|stick\s+with)|(?:we're|we\s+are)\s+(?:going|sticking)\s+with"
+        rf"|we\s+(?:went|go)\s+with|we\s+(?:picked|chose|selected|adopted))\s+{_VALUE}(?:\s+(?:for|as)\s+(?:the\s+|our\s+)?"
         r"(?P<topic>[\w -]{2,30}?))?(?=\s*[,.;!?]|\s*$|\s+(?:instead|because|since|over|rather"
         r"|and|but|from\s+now)\b)",
         r"\b(?:we|I)\s*(?:'ve|have)?\s*(?:switched|moved|migrated)\s+(?:the\s+|our\s+)?"
@@ -37,10 +38,20 @@ _DECISION = tuple(
         rf"{_VALUE}(?=\s*[,.;!?]|\s*$|\s+(?:instead|because|since|and|but)\b)",
         r"\bdecision\s*:\s*(?:use\s+)?" + _VALUE + r"(?:\s+(?:for|as)\s+(?P<topic>[\w -]{2,30}?))?"
         r"(?=\s*[,.;!?]|\s*$)",
-        # Korean: "인증은 JWT로 하기로 했어요", "JWT를 쓰기로 했어요"
+        # Korean: "Redis를 캐시로 쓰기로 했어요", "인증은 JWT로 하기로 했어요"
+        r"(?P<value>[A-Za-z0-9][\w.+#-]*)\s*(?:을|를)\s*(?P<topic>[가-힣A-Za-z]+?)(?:으로|로)\s*"
+        r"(?:쓰기로|사용하기로|하기로|결정|정했)",
         r"(?:(?P<topic>[가-힣A-Za-z]+?)(?:은|는)\s+)?(?P<value>[A-Za-z0-9][\w.+#-]*)\s*(?:을|를|으로|로)"
         r"\s*(?:쓰기로|사용하기로|하기로|가기로|결정|정했)",
     )
+)
+# "we use pytest for testing", "we use pnpm, not npm": only a known technology
+_USES = re.compile(
+    r"\b(?:we|the\s+team|this\s+project|the\s+project)\s*(?:'re|are)?\s*(?:use|uses|using"
+    r"|rely\s+on|relies\s+on|standardi[sz]ed\s+on)\s+" + _VALUE + r"(?:\s+(?:for|as)\s+"
+    r"(?:the\s+|our\s+)?(?P<topic>[\w -]{2,30}?))?(?=\s*[,.;!?]|\s*$|\s+(?:instead|because"
+    r"|since|over|rather|and|but|not|in|on)\b)",
+    re.I,
 )
 _VERSION = tuple(
     re.compile(p, re.I)
@@ -50,6 +61,10 @@ _VERSION = tuple(
         r"|targets|targeting|pinned|pin|require|requires|upgraded\s+to|migrated\s+to|moved\s+to"
         rf"|(?:are|is)\s+on|support|supports)\s+(?:to\s+)?(?P<tech>{_TECH_WORD}?)\s+v?"
         r"(?P<version>\d+(?:\.\d+){0,2}(?:\.x)?)\b",
+        rf"(?P<tech>{_TECH_WORD}?)\s+v?(?P<version>\d+(?:\.\d+){{0,2}})(?:\.x|\+)?\s+(?:is|are)\s+"
+        r"(?:required|needed|the\s+minimum|the\s+target|supported|pinned)\b",
+        r"\b(?:requires|needs|targets|pins)\s+(?P<tech>" + _TECH_WORD + r"?)\s+v?"
+        r"(?P<version>\d+(?:\.\d+){0,2})\b",
         rf"(?P<tech>{_TECH_WORD}?)\s+v?(?P<version>\d+(?:\.\d+){{0,2}})\s*(?:을|를)?\s*(?:써요|씁니다"
         r"|사용(?:해요|합니다|하고|중)|쓰고\s*있|돌리고\s*있|돌려요)",
     )
@@ -130,23 +145,26 @@ def _versions(text: str, scope: str, project: str) -> Iterable[Fact]:
 
 
 def _decisions(text: str, scope: str, project: str) -> Iterable[Fact]:
-    for pattern in _DECISION:
-        for match in pattern.finditer(text):
-            raw = match["value"].strip(" .,")
-            if not raw or raw.split()[0].lower() in _NOT_VALUES:
-                continue
-            value = tech_name(raw) or raw
-            topic_raw = (match.groupdict().get("topic") or "").strip().lower()
-            topic_raw = re.sub(r"^(?:the|our)\s+", "", topic_raw)
-            topic = _topic_word(topic_raw) or tech_topic(value) or slug(value)
-            attributes = [attr("project", project), attr("decision", value), attr("topic", topic)]
-            about = f" for {topic.replace('_', ' ')}" if topic != slug(value) else ""
-            yield Fact(
-                "project",
-                f"{scope}.decision.{slug(topic)}",
-                f"Project {project} decided to use {value}{about}.",
-                tuple(attributes),
-            )
+    matches = [m for pattern in _DECISION for m in pattern.finditer(text)]
+    matches += [m for m in _USES.finditer(text) if tech_name(m["value"].strip(" .,"))]
+    seen: set[str] = set()
+    for match in matches:
+        raw = match["value"].strip(" .,")
+        if not raw or raw.split()[0].lower() in _NOT_VALUES or raw.lower() in seen:
+            continue
+        seen.add(raw.lower())
+        value = tech_name(raw) or raw
+        topic_raw = (match.groupdict().get("topic") or "").strip().lower()
+        topic_raw = re.sub(r"^(?:the|our)\s+", "", topic_raw)
+        topic = _topic_word(topic_raw) or tech_topic(value) or slug(value)
+        attributes = [attr("project", project), attr("decision", value), attr("topic", topic)]
+        about = f" for {topic.replace('_', ' ')}" if topic != slug(value) else ""
+        yield Fact(
+            "project",
+            f"{scope}.decision.{slug(topic)}",
+            f"Project {project} decided to use {value}{about}.",
+            tuple(attributes),
+        )
 
 
 _TOPIC_WORDS = {
@@ -174,6 +192,24 @@ _TOPIC_WORDS = {
     "프론트엔드": "frontend",
     "the api": "api",
     "api": "api",
+    "styling": "styling",
+    "styles": "styling",
+    "css": "styling",
+    "package management": "packaging",
+    "packages": "packaging",
+    "dependencies": "packaging",
+    "the orm": "orm",
+    "orm": "orm",
+    "linting": "linting",
+    "lint": "linting",
+    "formatting": "linting",
+    "ci": "ci",
+    "monitoring": "monitoring",
+    "logging": "monitoring",
+    "queues": "queue",
+    "background jobs": "queue",
+    "jobs": "queue",
+    "search": "search",
 }
 
 
