@@ -59,6 +59,29 @@ def say(text: str, project: str | None = None) -> dict[str, CardDraft]:
         ("커피를 끊었어요", "preference.avoid.커피", "사용자는 커피를 끊었다."),
         ("저는 김치를 좋아해요", "preference.like", "사용자는 김치를 좋아한다."),
         ("창가 좌석을 선호해요", "preference.seat", "사용자는 창가 좌석을 선호한다."),
+        (
+            "다음 주 화요일에 치과 가요",
+            "plan.appointment.dentist",
+            "사용자는 2024-09-17에 치과에 간다.",
+        ),
+        (
+            "금요일에 면접이 잡혔어요",
+            "plan.appointment.interview",
+            "사용자는 2024-09-13에 면접이 있다.",
+        ),
+        (
+            "내일 오후 3시에 병원 예약 있어요",
+            "plan.appointment.doctor",
+            "사용자는 2024-09-11 15:00에 병원 예약이 있다.",
+        ),
+        ("요즘 커피 대신 녹차를 마셔요", "preference.drink", "사용자는 커피에서 녹차로 바꿨다."),
+        (
+            "토스에서 백엔드 개발자로 일하고 있어요",
+            "work.role",
+            "사용자는 토스에서 백엔드 개발자로 일한다.",
+        ),
+        ("라인을 그만뒀어요", "work.employer", "사용자는 라인을 그만두었다."),
+        ("제주도 여행이 취소됐어요", "plan.trip.jeju", "사용자는 제주도 여행을 취소했다."),
     ],
 )
 def test_korean_input_gives_korean_statements(text: str, key: str, statement: str) -> None:

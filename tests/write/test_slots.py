@@ -182,6 +182,10 @@ def test_things_given_up_are_avoided(text: str, item: str) -> None:
         ("저는 민수예요", "민수"),
         ("안녕하세요, 저는 서연입니다", "서연"),
         ("저는 김민수라고 합니다", "김민수"),
+        ("Hi, I'm Dominic", "Dominic"),
+        ("Hi, this is Jamie", "Jamie"),
+        ("Good morning, I'm Priya", "Priya"),
+        ("안녕하세요 저는 지훈이에요", "지훈"),
     ],
 )
 def test_introductions_give_a_name(text: str, name: str) -> None:
@@ -200,6 +204,9 @@ def test_introductions_give_a_name(text: str, name: str) -> None:
         "Hi, I'm Vegan",
         "I'm in London",
         "I'm Alex's sister",
+        "I'm Vietnamese.",
+        "Hi, I'm Swedish",
+        "Hello, I'm Jewish",
         "저는 학생이에요",
         "저는 피곤해요",
         "저는 한국인이에요",

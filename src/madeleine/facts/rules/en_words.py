@@ -192,8 +192,15 @@ NOT_GIVEN_NAMES = frozenset(
     divorced retired pregnant american british english canadian australian korean japanese
     chinese french german spanish italian indian mexican brazilian russian dutch swiss
     swedish irish scottish european asian african latino gay straight bi late early
-    monday tuesday wednesday thursday friday saturday sunday""".split()
+    monday tuesday wednesday thursday friday saturday sunday thai filipino vietnamese
+    indonesian turkish polish greek portuguese egyptian nigerian kenyan israeli iranian
+    pakistani argentinian chilean colombian peruvian ukrainian norwegian danish finnish
+    austrian belgian czech hungarian romanian singaporean malaysian taiwanese mongolian
+    latina latino hispanic native asian-american bilingual mormon protestant agnostic sikh
+    left-handed right-handed allergic available unemployed homeless freelance remote""".split()
 )
+# endings of words that name a people or a language, not a person ("Vietnamese", "Swedish")
+NOT_NAME_ENDINGS = ("ese", "ish")
 # what a switched-to (or given-up) item is a preference of: "from coffee to green tea" → drink
 PREFERENCE_TOPICS = table(
     """drink: coffee, tea, green tea, black tea, herbal tea, matcha, espresso, latte, decaf,

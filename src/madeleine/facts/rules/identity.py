@@ -229,6 +229,7 @@ def _build_greeting_name(match: re.Match[str], said: Said) -> list[Fact]:
             or lowered in en_words.CITIES
             or lowered in en_words.COUNTRIES
             or lowered in en_words.DEMONYMS
+            or first.lower().endswith(en_words.NOT_NAME_ENDINGS)
             or re.fullmatch(rf"(?:{en_words.ROLES})s?", lowered) is not None
         ):
             return []

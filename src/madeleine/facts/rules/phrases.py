@@ -122,6 +122,8 @@ def _appointment(fact: Fact, get: Get) -> str | None:
     if not title or not start:
         return None
     when = start.replace("T", " ")[:16]
+    if title in ko.APPOINTMENT_PLACES:  # "치과 가요": a visit, not a booking
+        return f"{_topic(fact)} {when}에 {title}에 간다."
     return f"{_topic(fact)} {when}에 {particle(title, '이', '가')} 있다."
 
 
