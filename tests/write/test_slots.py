@@ -398,6 +398,8 @@ def test_a_neighbourhood_refines_the_city_and_a_move_ends_it(memory: Memory) -> 
     assert _value(cards["location.home_area"], "area") == "Pudong"
     shanghai = [c for c in memory.facts("home", include_history=True) if c.key == "location.home"]
     assert all(c.status == "current" for c in shanghai)  # refined, never superseded
+    hits = memory.search("which neighborhood is my apartment in?", user_id="home", limit=3)
+    assert "Pudong" in hits[0].text
     _tell(memory, "home", ("2024-04-01T09:00:00Z", "Actually my flat is in Xuhui."))
     cards = _current(memory, "home")
     assert _value(cards["location.home_area"], "area") == "Xuhui"
