@@ -302,6 +302,10 @@ def test_slot_relations() -> None:
     assert makes_stale(role, google) is not None and makes_stale(role, stripe) is None
     assert makes_stale(role, left) is not None
     assert closes_other_value(stripe, left_acme) and not closes_other_value(stripe, left)
+    assert makes_stale(role, _card("work.employer", Category.WORK, status="left")) is not None
+    plan = _card("plan.move.seoul", Category.PLAN, destination="Seoul", status="planned")
+    assert makes_stale(plan, _card("location.home", Category.LOCATION, city="Seoul"))
+    assert makes_stale(plan, moved) is None  # moved elsewhere: the Seoul plan still stands
     assert independent("plan.trip.lisbon", "plan.move.seoul")
     assert independent("project.a.version.python", "project.a.decision.auth")
     assert not independent("location.home", "location.home")
@@ -384,6 +388,15 @@ def test_leaving_a_job_ends_it_and_its_role(memory: Memory) -> None:
     cards = _current(memory, "quit")
     assert _value(cards["work.employer"], "status") == "left"
     assert "work.role" not in cards
+    _tell(
+        memory,
+        "quit2",
+        ("2024-01-10T09:00:00Z", "I'm a nurse at Mercy Hospital."),
+        ("2024-03-10T09:00:00Z", "I quit my job."),
+    )
+    cards = _current(memory, "quit2")
+    assert _value(cards["work.employer"], "status") == "left"
+    assert "work.role" not in cards
 
 
 def test_a_neighbourhood_refines_the_city_and_a_move_ends_it(memory: Memory) -> None:
@@ -427,6 +440,11 @@ def test_plans_are_separate_and_a_cancellation_closes_only_its_plan(memory: Memo
     assert _value(cards["plan.move.seoul"], "status") == "planned"
     assert _value(cards["plan.appointment.dentist"], "status") is None
     assert "location.home" not in cards
+    _tell(memory, "plans", ("2024-10-03T09:00:00Z", "We finally moved to Seoul."))
+    cards = _current(memory, "plans")
+    assert _value(cards["location.home"], "city") == "Seoul"
+    assert "plan.move.seoul" not in cards  # the plan is done
+    assert "plan.trip.lisbon" in cards
 
 
 def test_preference_switches_and_avoidance(memory: Memory) -> None:

@@ -11,7 +11,7 @@ relations that no similarity or attribute comparison can tell:
   it names ("we cancelled the trip to Lisbon", "I left my job at Stripe"); one that names
   another value (a job the user left before the current one) is history, not a conflict.
 - a new card **makes stale** cards of other keys that depended on what it replaced: a move to
-  another city ends the neighbourhood in the old one, a new employer ends the role held at
+  another city ends the neighbourhood in the old one (and the plan to move there, now done), a new employer ends the role held at
   the old one, an avoided item or one switched away from ("from coffee to green tea") ends
   the preference for it (and a preference ends its avoidance).
 """
@@ -86,7 +86,7 @@ def makes_stale(old: CardDraft, new: CardDraft) -> str | None:
     """Why ``new`` (just stored as current) ends ``old`` (another key), or None."""
     if old.key == new.key or old.subject.casefold() != new.subject.casefold():
         return None
-    for rule in (_neighbourhood, _role, _preference, _account):
+    for rule in (_neighbourhood, _move_done, _role, _preference, _account):
         reason = rule(old, new)
         if reason is not None:
             return reason
@@ -102,12 +102,22 @@ def _neighbourhood(old: CardDraft, new: CardDraft) -> str | None:
     return None
 
 
+def _move_done(old: CardDraft, new: CardDraft) -> str | None:
+    """ "I moved to Seoul" after "I'm planning to move to Seoul": the plan is done."""
+    if new.key != "location.home" or not old.key.startswith("plan.move."):
+        return None
+    city, country = value(new, "city"), value(new, "country")
+    if value(old, "destination") in {city, country} - {None}:
+        return "the planned move happened"
+    return None
+
+
 def _role(old: CardDraft, new: CardDraft) -> str | None:
     if new.key != "work.employer" or old.key != "work.role":
         return None
     held_at, employer = value(old, "employer"), value(new, "employer")
-    if closing(new):
-        if held_at is None or held_at == employer:
+    if closing(new):  # "I left my job" (no name) ends the role held at the current one
+        if held_at is None or employer is None or held_at == employer:
             return "left the job: the role held there ends"
         return None
     if held_at is not None and held_at != employer:
