@@ -11,9 +11,10 @@ relations that no similarity or attribute comparison can tell:
   it names ("we cancelled the trip to Lisbon", "I left my job at Stripe"); one that names
   another value (a job the user left before the current one) is history, not a conflict.
 - a new card **makes stale** cards of other keys that depended on what it replaced: a move to
-  another city ends the neighbourhood in the old one (and the plan to move there, now done), a new employer ends the role held at
-  the old one, an avoided item or one switched away from ("from coffee to green tea") ends
-  the preference for it (and a preference ends its avoidance).
+  another city ends the neighbourhood in the old one (and a move to the planned city ends
+  the plan, now done), a new employer ends the role held at the old one, an avoided item or
+  one switched away from ("from coffee to green tea") ends the preference for it (and a
+  preference ends its avoidance).
 """
 
 from __future__ import annotations
