@@ -86,6 +86,9 @@ def test_leaving_a_job_closes_the_employer(text: str, employer: str | None) -> N
         ("I live in Brooklyn", "Brooklyn", "New York"),
         ("my flat is in Kreuzberg", "Kreuzberg", "Berlin"),
         ("I live in the Mission district", "Mission", None),
+        ("We just moved into a new apartment in Gangnam", "Gangnam", "Seoul"),
+        ("I moved to Pudong", "Pudong", "Shanghai"),
+        ("마포구 연남동에 살아요", "연남동", "Seoul"),
         ("강남구에 살고 있어요", "강남구", "Seoul"),
     ],
 )
@@ -103,6 +106,8 @@ def test_a_neighbourhood_is_its_own_slot(text: str, area: str, city: str | None)
         ("I'm planning to move to Seoul next month", "plan.move.seoul"),
         ("We're moving to Berlin in June", "plan.move.berlin"),
         ("I'm going to relocate to Lisbon", "plan.move.lisbon"),
+        ("I'm planning a move to Seoul", "plan.move.seoul"),
+        ("내년 봄에 도쿄로 이사할 계획이에요", "plan.move.tokyo"),
         ("다음 달에 서울로 이사 가요", "plan.move.seoul"),
         ("내년에 부산으로 이사할 예정이에요", "plan.move.busan"),
     ],
@@ -186,6 +191,9 @@ def test_things_given_up_are_avoided(text: str, item: str) -> None:
         ("Hi, this is Jamie", "Jamie"),
         ("Good morning, I'm Priya", "Priya"),
         ("안녕하세요 저는 지훈이에요", "지훈"),
+        ("I'm Alex by the way", "Alex"),
+        ("Hi there, Maria here.", "Maria"),
+        ("민수라고 해요", "민수"),
     ],
 )
 def test_introductions_give_a_name(text: str, name: str) -> None:
@@ -467,6 +475,35 @@ def test_preference_switches_and_avoidance(memory: Memory) -> None:
     _tell(memory, "drinks", ("2024-05-10T09:00:00Z", "I switched from green tea to coffee."))
     drinks = [c for c in memory.facts("drinks") if c.key == "preference.drink"]
     assert [_value(c, "value") for c in drinks] == ["coffee"]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "name"),
+    [
+        ("My Chase account closes on October 1", "account.bank.chase", "Chase"),
+        ("I closed my bank account", "account.bank.account", "bank"),
+        ("my account closes next week", "account.bank.account", None),
+        ("I cancelled my Netflix subscription", "account.service.netflix", "Netflix"),
+    ],
+)
+def test_accounts_that_close(text: str, key: str, name: str | None) -> None:
+    card = keyed(say(text))[key]
+    assert card["status"] == "closed" and card.get("name") == name
+
+
+def test_a_closed_account_ends_the_account_it_names(memory: Memory) -> None:
+    _tell(
+        memory,
+        "bank",
+        ("2024-01-10T09:00:00Z", "My Chase checking account number is 12345678."),
+        ("2024-01-11T09:00:00Z", "My Citi savings account number is 87654321."),
+    )
+    assert {"account.bank.checking", "account.bank.savings"} <= set(_current(memory, "bank"))
+    _tell(memory, "bank", ("2024-02-10T09:00:00Z", "My Chase account closes on March 1."))
+    cards = _current(memory, "bank")
+    assert "account.bank.checking" not in cards
+    assert "account.bank.savings" in cards  # the Citi account is untouched
+    assert _value(cards["account.bank.chase"], "status") == "closed"
 
 
 def test_introductions_file_the_name(memory: Memory) -> None:

@@ -164,9 +164,11 @@ def _names_account(name: str | None, old: CardDraft) -> bool:
     if not name:
         return old.key.startswith("account.bank.")
     words = set(name.replace("_", " ").split()) - _GENERIC_ACCOUNT_WORDS
-    if not words:
+    if not words:  # "my bank account", "my savings account"
         kinds = set(name.split()) & {"checking", "savings"}
-        return bool(kinds) and old.key.split(".")[-1] in kinds
+        if kinds:
+            return old.key.split(".")[-1] in kinds
+        return old.key.startswith("account.bank.")
     known = set(old.key.replace("_", " ").replace(".", " ").split())
     for text in _identity(old).values():
         known.update(text.split())

@@ -69,6 +69,7 @@ def _build_avoid(match: re.Match[str], said: Said) -> list[Fact]:
     ]
 
 
+_DONE = re.compile(r"\b(?:closed|cancell?ed|terminated)\b", re.I)
 _ACCOUNT_WORDS = re.compile(r"\b(?:checking|savings|bank|credit|debit)\b|은행|계좌|뱅크", re.I)
 
 
@@ -81,12 +82,17 @@ def _build_close_account(match: re.Match[str], said: Said) -> list[Fact]:
         return []
     banked = en_words.BRAND_TOPICS.get(name.split()[0].lower()) == "bank" if name else True
     family = "bank" if banked or _ACCOUNT_WORDS.search(name) else "service"
-    key = f"account.{family}.{slug(name) if name else 'account'}"
+    specific = [w for w in words if w.lower() not in ("bank", "account")]
+    key = f"account.{family}.{slug(' '.join(specific)) if specific else 'account'}"
     attributes = [attr("status", "closed")]
     if name:
         attributes.insert(0, attr("name", name))
     when = said.when(said.text[match.start() :])
-    statement = f"The user's {name + ' ' if name else ''}account closes"
+    what = f"{name} account" if name and "account" not in name.lower() else name or "account"
+    if _DONE.search(match.group(0)):
+        statement = f"The user closed their {what}"
+    else:
+        statement = f"The user's {what} closes"
     if when is not None:
         attributes.append(attr("closes_on", when.start.isoformat(), "date"))
         statement += f" on {when.start.isoformat()}"

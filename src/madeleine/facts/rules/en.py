@@ -225,6 +225,15 @@ _ROWS: list[tuple[str, str]] = [
         rf"^(?:I'm|I\s+am)\s+(?P<person>{_NAME})\s*[.!]?$",
     ),
     (
+        "greeting_name",
+        rf"^(?:I'm|I\s+am)\s+(?P<person>{_NAME}),?\s+(?:by\s+the\s+way|btw)\b",
+    ),
+    (
+        "greeting_name",
+        r"^(?:(?:hi|hello|hey)(?:\s+there|\s+everyone|\s+all)?\W+)"
+        rf"(?P<person>{_NAME})\s+here\b",
+    ),
+    (
         "birthday",
         rf"(?:\bmy|\b(?:my\s+(?P<rel>{_RELS})(?:\s+(?P<relname>{_NAME}))?|(?P<name>{_NAME}))'s)"
         r"\s+(?:birthday|bday|date\s+of\s+birth)\s+(?:is|'s|falls\s+on|:)",
@@ -492,11 +501,22 @@ _ROWS: list[tuple[str, str]] = [
         "plan_move",
         rf"\bmy\s+move\s+to\s+(?:the\s+)?{place('dest')}\s+(?:is|will\s+be)\b",
     ),
+    (
+        "plan_move",
+        r"\b(?:I|we)(?:'m|\s+am|'re|\s+are)?\s*(?:planning|plan|have\s+planned|scheduled)\s+"
+        rf"(?:a|an|our|my|the)\s+(?:big\s+)?(?:move|relocation)\s+to\s+(?:the\s+)?{place('dest')}",
+    ),
     # ---- neighbourhood
     (
         "home_area",
         r"\bmy\s+(?:new\s+|current\s+)?(?:apartment|flat|place|house|home|condo|studio)\s+is"
         rf"\s+(?:now\s+)?in\s+(?:the\s+)?{place('place')}",
+    ),
+    (
+        "home_area",
+        r"\b(?:I|we)\s*(?:have\s+|'ve\s+)?(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)"
+        r"\s+(?:in)?to\s+(?:a|an|the|our|my)\s+(?:new\s+|bigger\s+|smaller\s+)?(?:apartment|flat"
+        rf"|place|house|home|condo|studio)\s+in\s+(?:the\s+)?{place('place')}",
     ),
     (
         "home_area",
