@@ -131,12 +131,21 @@ def test_planned_moves(text: str, key: str) -> None:
         ("Our trip to Paris got cancelled", "plan.trip.paris"),
         ("We had to cancel our flight to Rome", "plan.trip.rome"),
         ("제주도 여행이 취소됐어요", "plan.trip.jeju"),
+        ("I cancelled my appointment with the dentist", "plan.appointment.dentist"),
+        ("I cancelled my meeting with Dr. Park", "plan.appointment.meeting_dr_park"),
+        ("리스본 여행 계획을 취소했어요", "plan.trip.lisbon"),
+        ("We cancelled the move to Seoul", "plan.move.seoul"),
     ],
 )
 def test_cancellations_name_the_plan_they_close(text: str, key: str) -> None:
     cards = keyed(say(text))
     assert cards[key]["status"] == "cancelled"
     assert len(cards) == 1  # not also a planned trip
+
+
+def test_cancelling_something_else_keeps_the_plan() -> None:
+    cards = keyed(say("I'm flying to Tokyo next week but cancelled the hotel"))
+    assert "status" not in cards["plan.trip.tokyo"]
 
 
 @pytest.mark.parametrize(
@@ -448,6 +457,9 @@ def test_plans_are_separate_and_a_cancellation_closes_only_its_plan(memory: Memo
     assert _value(cards["plan.move.seoul"], "status") == "planned"
     assert _value(cards["plan.appointment.dentist"], "status") is None
     assert "location.home" not in cards
+    _tell(memory, "plans", ("2024-09-06T09:00:00Z", "I cancelled my appointment with the dentist."))
+    cards = _current(memory, "plans")
+    assert _value(cards["plan.appointment.dentist"], "status") == "cancelled"
     _tell(memory, "plans", ("2024-10-03T09:00:00Z", "We finally moved to Seoul."))
     cards = _current(memory, "plans")
     assert _value(cards["location.home"], "city") == "Seoul"

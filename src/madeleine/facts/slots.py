@@ -64,8 +64,9 @@ def independent(old_key: str, new_key: str) -> bool:
 
 
 def _identity(card: CardDraft) -> dict[str, str]:
-    """The values that say *which* thing a card is about (not its state)."""
-    skipped = {"status", "start_date", "end_date", "start", "end", "since", "previous"}
+    """The values that say *which* thing a card is about (not its state; a plan's title is
+    worded freely and its key already names it)."""
+    skipped = {"status", "start_date", "end_date", "start", "end", "since", "previous", "title"}
     return {
         a.name: " ".join(a.value.casefold().split())
         for a in card.attributes

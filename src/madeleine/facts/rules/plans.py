@@ -24,6 +24,8 @@ from madeleine.facts.rules.common import (
 from madeleine.facts.rules.items import place_of
 from madeleine.text.dates import month_end
 
+# a sentence that cancels a plan does not also make one ("I cancelled my trip to Lisbon")
+CANCELLED = re.compile(r"\bcancel|\bcalled\s+off\b|\bscrapped\b|취소|캔슬", re.I)
 _NOT_WHAT = frozenset("to lot few some of no any been got a an the this that".split())
 _RESCHEDULED = re.compile(
     r"\b(?:moved|rescheduled|pushed|changed|postponed)\b.*?\bto\b|(?:으로|로)\s*(?:바뀌|변경|옮)",
@@ -39,6 +41,8 @@ def _build_appointment(match: re.Match[str], said: Said) -> list[Fact]:
     when = when or said.when(tail) or said.when()
     if when is None or when.start < said.now.date():
         return []
+    if CANCELLED.search(_clause(said.text, match)):
+        return []  # the cancellation row files it
     if said.korean and HANGUL.search(match.group(0)):
         key, title = _korean_appointment(groups)
     else:
@@ -137,6 +141,8 @@ def _build_trip(match: re.Match[str], said: Said) -> list[Fact]:
     place = place_of(match["dest"])
     if place is None or _PAST_TRIP.search(_clause(said.text, match)):
         return []  # "on my trip to the UK last Friday": a memory, not a plan
+    if CANCELLED.search(_clause(said.text, match)):
+        return []  # the cancellation row files it
     destination, country, _is_country = place
     groups = match.groupdict()
     mode_text = " ".join(filter(None, (groups.get("mode"), groups.get("verb"))))
@@ -182,6 +188,8 @@ def _build_plan_move(match: re.Match[str], said: Said) -> list[Fact]:
     place = place_of(match["dest"])
     if place is None or _PAST_TRIP.search(_clause(said.text, match)):
         return []
+    if CANCELLED.search(_clause(said.text, match)):
+        return []
     destination, country, _is_country = place
     subject, relationship = subject_of(match, said)
     if not subject:
@@ -215,6 +223,11 @@ _PLAN_NOUNS = (
 )
 
 
+_CANCELLED_WITH = re.compile(
+    r"\s+(?:with|at)\s+(?:the\s+|my\s+)?(?P<with>(?:dr\.?\s+|doctor\s+)?[A-Za-z][\w'-]*)", re.I
+)
+
+
 def _build_cancel(match: re.Match[str], said: Said) -> list[Fact]:
     """ "We cancelled the trip to Lisbon", "I called off my dentist appointment", "리스본
     여행을 취소했어요": a card of the plan's own key with status cancelled, which closes the
@@ -245,7 +258,9 @@ def _build_cancel(match: re.Match[str], said: Said) -> list[Fact]:
     if said.korean and HANGUL.search(match.group(0)):
         key, title = _korean_appointment(groups)
     else:
-        found = _english_appointment({**groups, "with": None})
+        after = _CANCELLED_WITH.match(said.text[match.end() :])
+        met = after["with"] if after else groups.get("dest")
+        found = _english_appointment({**groups, "with": met})
         if found is None:
             return []
         key, title = found
