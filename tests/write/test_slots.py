@@ -284,6 +284,20 @@ def test_a_promotion_changes_the_role_only() -> None:
     }
 
 
+def test_assistant_lines_of_a_transcript_give_project_facts_only() -> None:
+    transcript = (
+        "user: Hi, I'm Dana. We run Python 3.12 in prod.\n"
+        "assistant: I'm Claude, nice to meet you. We decided to use JWT for auth.\n"
+        "I live in Berlin, by the way.\n"
+        "user: I live in Lisbon."
+    )
+    cards = keyed(say(transcript, project="shop"))
+    assert cards["identity.name"] == {"name": "Dana"}
+    assert cards["location.home"]["city"] == "Lisbon"  # the assistant's Berlin is not the user's
+    assert cards["project.shop.decision.auth"]["decision"] == "JWT"
+    assert cards["project.shop.version.python"]["version"] == "3.12"
+
+
 def test_no_project_facts_without_a_project() -> None:
     assert not [k for k in keyed(say("we decided to use JWT for auth")) if "project" in k]
 

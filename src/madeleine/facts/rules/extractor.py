@@ -97,16 +97,37 @@ class RuleExtractor:
 
     def extract(self, window: Sequence[ExtractInput]) -> list[CardDraft]:
         said = [m for m in window if m.role == "user" and m.text.strip()]
-        sentences = [(m, s) for m in said for s in split_sentences(m.text)]
-        people, home = _context(sentences)
+        sentences = [(m, s, user) for m in said for s, user in _spoken(m)]
+        people, home = _context((m, s) for m, s, user in sentences if user)
         drafts: list[CardDraft] = []
-        for message, sentence in sentences:
+        for message, sentence, user in sentences:
             context = Said(sentence, message, people, home)
-            facts = _read(context)
+            facts = _read(context) if user else []
             if message.project:
                 facts.extend(project.project_facts(context, message.project))
             drafts.extend(_draft(fact, context) for fact in facts)
         return _merge(drafts)
+
+
+_TURN = re.compile(r"^\s*(?P<speaker>user|assistant|human|ai)\s*:\s*", re.I)
+
+
+def _spoken(message: ExtractInput) -> list[tuple[str, bool]]:
+    """The sentences of a message, each with whether the user said it. A message of a code
+    project may be a transcript ("user: …" / "assistant: …" lines, as imported sessions are):
+    its assistant lines feed project facts only, never facts about the user."""
+    lines = message.text.splitlines()
+    if not message.project or not any(_TURN.match(line) for line in lines):
+        return [(s, True) for s in split_sentences(message.text)]
+    spoken: list[tuple[str, bool]] = []
+    user = True
+    for line in lines:
+        turn = _TURN.match(line)
+        if turn is not None:
+            user = turn["speaker"].lower() in ("user", "human")
+            line = line[turn.end() :]
+        spoken.extend((s, user) for s in split_sentences(line))
+    return spoken
 
 
 _ABBREVIATION = re.compile(
