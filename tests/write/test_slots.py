@@ -88,6 +88,7 @@ def test_leaving_a_job_closes_the_employer(text: str, employer: str | None) -> N
         ("I live in the Mission district", "Mission", None),
         ("We just moved into a new apartment in Gangnam", "Gangnam", "Seoul"),
         ("I moved to Pudong", "Pudong", "Shanghai"),
+        ("My new place is in Jing'an", "Jing'an", "Shanghai"),
         ("마포구 연남동에 살아요", "연남동", "Seoul"),
         ("강남구에 살고 있어요", "강남구", "Seoul"),
     ],
@@ -162,6 +163,13 @@ def test_cancelling_something_else_keeps_the_plan() -> None:
             "regular milk",
         ),
         ("요즘 커피 대신 녹차를 마셔요", "preference.drink", "녹차", "커피"),
+        (
+            "I used to drink coffee but now I drink green tea",
+            "preference.drink",
+            "green tea",
+            "coffee",
+        ),
+        ("I used to use Chrome, but now I use Firefox", "preference.browser", "Firefox", "Chrome"),
     ],
 )
 def test_switches_record_what_they_replace(text: str, key: str, value: str, previous: str) -> None:

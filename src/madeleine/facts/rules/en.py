@@ -545,6 +545,14 @@ _ROWS: list[tuple[str, str]] = [
         r"(?:instead\s+of|rather\s+than)\s+(?:my\s+|the\s+)?(?P<old>[\w'-]+(?:\s+[\w'-]+){0,2}?)"
         r"(?=\s*[,.;!?]|\s*$|\s+(?:now|these\s+days|lately|and|but|because)\b)",
     ),
+    (
+        "switch",
+        r"\b(?:I|we)\s+used\s+to\s+(?P<verb>drink|use|eat|take|ride|drive|have|prefer)\s+"
+        r"(?:my\s+|the\s+)?(?P<old>[\w'-]+(?:\s+[\w'-]+){0,2}?)\s*,?\s+but\s+(?:now|these\s+days"
+        r"|nowadays)\s*,?\s+(?:I|we)\s+(?:mostly\s+|only\s+)?(?:drink|use|eat|take|ride|drive|have"
+        r"|prefer)\s+(?:my\s+|the\s+)?(?P<value>[\w'-]+(?:\s+[\w'-]+){0,2}?)(?=\s*[,.;!?]|\s*$"
+        r"|\s+(?:now|instead|these\s+days|and|but|because)\b)",
+    ),
     # ---- changes of provider / habit
     (
         "switch",
