@@ -10,10 +10,13 @@ Keys and attribute names that rules, the LLM prompt and the memory checks share
 | ``identity.drivers_license``)                 |    | number (identifier)                  |
 | ``contact.email`` / ``contact.phone`` / ``contact.address`` | no | value (identifier / place) |
 | ``location.home`` / ``location.work`` | no | city (place), country (place) |
+| ``location.home_area`` (neighbourhood: refines the city) | no | area (place), city (place) |
 | ``preference.seat`` | no | seat (text: window / aisle / …) |
 | ``preference.diet`` | no | diet (text: vegetarian / vegan / halal / …) |
 | ``preference.like`` / ``preference.dislike`` | yes | item (text) |
-| ``preference.<topic>`` (e.g. ``preference.phone_carrier``, a "switched to") | no | value |
+| ``preference.<topic>`` (e.g. ``preference.phone_carrier``, | no | value, previous (what |
+| ``preference.drink``: a "switched from … to")                 |    | it replaced)         |
+| ``preference.avoid.<item>`` ("I stopped eating meat") | no | item, status (stopped) |
 | ``account.loyalty.<programme>`` | no | programme (text), number (identifier) |
 | ``account.bank.<kind>`` (checking, savings, routing) | no | number (identifier), bank |
 | ``relationship.<relation>`` (daughter, wife, manager, …) | yes | name (person) |
@@ -24,7 +27,17 @@ Keys and attribute names that rules, the LLM prompt and the memory checks share
 |                             |    | (date), travel_mode (text: flight / train / car),  |
 |                             |    | international (text: true / false)                 |
 | ``plan.appointment.<what>`` | no | title (text), start (datetime), end (datetime) |
-| ``work.employer`` / ``work.role`` | no | name (text) |
+| ``plan.move.<destination>`` | no | destination (place), start_date (date), status |
+| ``work.employer`` / ``work.role`` (never conflict) | no | employer / role, employer |
+| ``account.service.<name>`` (a closed subscription) | no | name, status, closes_on |
+| ``project.<project>.decision.<topic>`` | no | project, decision, topic |
+| ``project.<project>.version.<tech>`` | no | project, tech, version, environment |
+| ``project.<project>.environment.<env>`` | no | project, environment, platform |
+| ``project.<project>.convention.<what>`` | no | project, convention |
+
+A ``status`` attribute closes a card: cancelled (a plan), left (a job), closed (an account),
+stopped (a habit or food); such a card supersedes the card of its key that it names
+(``madeleine.facts.slots``).
 
 Values that the PII policy vaulted or masked arrive as placeholders (``[pii:account_number:
 v1a2b3c4]``, ``[pii:password]``) and are kept as they are: the vault restores them for the
@@ -55,7 +68,8 @@ class Category(StrEnum):
     PLAN = "plan"  # trips, appointments, events, deadlines
     FINANCE = "finance"  # budgets, salaries, purchases, debts
     LOCATION = "location"  # where the user lives / works / is
-    WORK = "work"  # employer, role, projects
+    WORK = "work"  # employer, role
+    PROJECT = "project"  # a code project's decisions, versions, environments, conventions
     EDUCATION = "education"
     POSSESSION = "possession"  # car, pets, devices
     HABIT = "habit"  # routines, how the user likes things done

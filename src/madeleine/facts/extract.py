@@ -20,6 +20,7 @@ class ExtractInput:
     speaker: str | None
     text: str
     occurred_at: datetime
+    project: str | None = None  # the code project a message belongs to (imported sessions)
 
 
 class Extractor(Protocol):

@@ -106,6 +106,10 @@ confirms it; then cite the user's message.
 - Questions, wishes, hypotheticals and negations ("should I move to Berlin?", "I don't live in \
 Paris anymore") do not state that value.
 - One fact per card. A change ("I moved to Shanghai") is a new card with the same key.
+- An end is a card too, with the same key and a status attribute: cancelled (a plan: "we \
+cancelled the trip to Lisbon"), left (a job), closed (an account), stopped (a habit or food: \
+preference.avoid.<item>). A role and an employer are two cards (work.role, work.employer); a \
+neighbourhood is location.home_area, not a new location.home.
 
 Each card
 - statement: one declarative sentence, in the language of the conversation, about the subject \

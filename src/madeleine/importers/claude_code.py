@@ -5,7 +5,8 @@ is text or a list of blocks (``text``, ``tool_use``, ``tool_result``, ``thinking
 records that only return tool results belong to the assistant's work and are summarized with
 it; tool calls become one-line summaries (``[Bash: pytest -x]``, ``[Edit: src/app.py]``).
 Meta records, sidechains (sub-agents) and summaries are skipped; malformed lines are counted,
-never fatal.
+never fatal. Every passage records its project (``project_name``: the working directory's
+last part), which scopes the project facts drawn from it (``project.<project>.…``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from madeleine.importers.passages import Passage, Turn, as_dict, clip, passages
@@ -137,6 +138,19 @@ def _when(value: object) -> datetime | None:
         return parse_timestamp(value, "timestamp")
     except ValueError:
         return None
+
+
+def project_name(path: str, cwd: str | None) -> str | None:
+    """The project a session belongs to: the last part of its working directory, else of the
+    folder Claude Code keeps it in (``-home-ana-shop`` → ``shop``)."""
+    if cwd:
+        name = PurePath(cwd.rstrip("/\\")).name
+        if name:
+            return name
+    folder = Path(path).parent.name
+    if not folder or folder == "projects":
+        return None
+    return folder.rstrip("-").rsplit("-", 1)[-1] or None
 
 
 def session_files(directory: Path) -> list[Path]:

@@ -88,7 +88,12 @@ def import_claude_code(
     _advance(progress, report.units - report.changed)
     for parsed in _parse_all(changed, workers):
         report.skipped_lines += parsed.skipped_lines
-        extra = {"file": parsed.path, **({"cwd": parsed.cwd} if parsed.cwd else {})}
+        extra: dict[str, object] = {"file": parsed.path}
+        if parsed.cwd:
+            extra["cwd"] = parsed.cwd
+        project = claude_code.project_name(parsed.path, parsed.cwd)
+        if project:
+            extra["project"] = project
         _write_unit(
             target,
             log,

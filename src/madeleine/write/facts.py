@@ -227,7 +227,17 @@ def _input(event: StoredEvent) -> ExtractInput:
         speaker=event.name,
         text=event.content,
         occurred_at=from_epoch(event.occurred_at),
+        project=_project(event.metadata),
     )
+
+
+def _project(metadata: object) -> str | None:
+    """The code project a message belongs to: ``metadata['project']`` (the Claude Code
+    importer records it; a caller may set it)."""
+    if not isinstance(metadata, dict):
+        return None
+    project = metadata.get("project")
+    return str(project).strip() or None if project else None
 
 
 def _with_defaults(draft: CardDraft, window: Sequence[StoredEvent]) -> CardDraft:

@@ -5,7 +5,11 @@ multi-valued; a card whose statement is nearly the same (cosine above the duplic
 threshold) or whose typed values match is a duplicate. In between (the contradiction band),
 a judge's verdict decides when the write path has one (an LLM, asked before the write lock);
 otherwise cards of the same category and subject that give a different value to the same
-attribute conflict. A conflict
+attribute conflict. Keys that ``madeleine.facts.slots`` calls independent (a role and an
+employer, a city and its neighbourhood, two plans) never conflict; a closing card ("we
+cancelled the trip") that names another value than the current card is history; a new card
+also ends the cards of other keys that it makes stale (a move ends the old neighbourhood).
+A conflict
 is settled by the configured strategy and nothing is overwritten: the loser is superseded
 (or flagged), keeps its card and times, and every decision goes to the routing log.
 """
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from madeleine.facts import slots
 from madeleine.facts.cards import CardDraft
 from madeleine.facts.contradiction import Verdict
 from madeleine.store.ports import FactRepository
@@ -84,8 +89,13 @@ class Resolver:
                 judge,
             )
             decisions.append(decision)
+            touched_ids = [decision.fact_id, decision.other_id]
+            if decision.decision in ("added", "superseded"):
+                touched_ids.extend(
+                    self._end_stale(tx, user_id, draft, decision.fact_id, current, now)
+                )
             # keep the in-memory view current: read back only the rows this decision touched
-            for touched in (decision.fact_id, decision.other_id):
+            for touched in touched_ids:
                 if touched is None:
                     continue
                 current.pop(touched, None)
@@ -93,6 +103,29 @@ class Resolver:
                 if fact is not None and fact.card.status != "superseded":
                     current[touched] = fact
         return decisions
+
+    def _end_stale(
+        self,
+        tx: Transaction,
+        user_id: str,
+        draft: CardDraft,
+        new_id: int,
+        current: dict[int, StoredFact],
+        now: float,
+    ) -> list[int]:
+        """Supersede the current cards of other keys that the new card makes stale."""
+        ended: list[int] = []
+        for number, fact in list(current.items()):
+            if number == new_id or fact.card.status != "current":
+                continue
+            reason = slots.makes_stale(fact.card, draft)
+            if reason is None:
+                continue
+            self._facts.supersede(tx, number, new_id, now, _event_time(draft))
+            detail = {**_detail(draft, "slots"), "reason": reason, "ended_key": fact.card.key}
+            self._facts.log(tx, user_id, "superseded", new_id, number, detail, now)
+            ended.append(number)
+        return ended
 
     def _similarity(self, fact: StoredFact, vector: npt.NDArray[np.float32]) -> float:
         cosine = float(fact.vector @ vector)
@@ -107,6 +140,8 @@ class Resolver:
         band: list[tuple[float, StoredFact]] = []
         for fact in current:
             if fact.card.subject.casefold() != subject or fact.card.key == draft.key:
+                continue
+            if slots.independent(fact.card.key, draft.key):
                 continue
             similarity = self._similarity(fact, vector)
             if similarity >= self._conflict and not _same_values(fact.card, draft):
@@ -130,8 +165,10 @@ class Resolver:
         subject = draft.subject.casefold()
         same_subject = [f for f in current if f.card.subject.casefold() == subject]
         for fact in same_subject:
-            similarity = self._similarity(fact, vector)
             same_slot = fact.card.key == draft.key
+            if not same_slot and slots.independent(fact.card.key, draft.key):
+                continue  # "works as an engineer at Stripe" is no duplicate of "works at Stripe"
+            similarity = self._similarity(fact, vector)
             if _same_values(fact.card, draft) and (same_slot or similarity >= self._duplicate):
                 return self._duplicate_of(tx, user_id, fact, draft, similarity, now)
         for fact in same_subject:
@@ -139,9 +176,13 @@ class Resolver:
             if fact.card.key == draft.key:
                 if draft.multi_valued:
                     continue
+                if slots.closes_other_value(fact.card, draft):
+                    return self._history(tx, user_id, fact, draft, vector, terms, extractor, now)
                 return self._conflict_with(
                     tx, user_id, fact, draft, vector, terms, extractor, now, "same slot"
                 )
+            if slots.independent(fact.card.key, draft.key):
+                continue
             verdict = judged.get(fact.number)
             if verdict is not None:
                 if verdict.relation == "duplicate":
@@ -173,6 +214,27 @@ class Resolver:
             ]
         self._facts.log(tx, user_id, "added", fact_id, None, detail, now)
         return Decision("added", fact_id, None)
+
+    def _history(
+        self,
+        tx: Transaction,
+        user_id: str,
+        current: StoredFact,
+        draft: CardDraft,
+        vector: npt.NDArray[np.float32],
+        terms: str,
+        extractor: str,
+        now: float,
+    ) -> Decision:
+        """A closing card about another value than the current one ("I left Acme" while the
+        user works at Stripe): kept as history behind the current card."""
+        new_id = self._facts.insert(
+            tx, user_id, draft, vector, terms, status="superseded", extractor=extractor, now=now
+        )
+        self._facts.mark_superseded_by(tx, new_id, current, now)
+        detail = {**_detail(draft, extractor), "reason": "closes another value"}
+        self._facts.log(tx, user_id, "superseded_by_existing", new_id, current.number, detail, now)
+        return Decision("superseded_by_existing", new_id, current.number)
 
     def _duplicate_of(
         self,
@@ -257,6 +319,8 @@ def _values(card: CardDraft) -> dict[str, str]:
 
 
 def _same_values(old: CardDraft, new: CardDraft) -> bool:
+    if slots.status(old) != slots.status(new):
+        return False  # "I work at Stripe" and "I left Stripe" name one employer, not one fact
     old_values, new_values = _values(old), _values(new)
     if not old_values or not new_values:
         return " ".join(old.statement.casefold().split()) == " ".join(

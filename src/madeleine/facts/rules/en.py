@@ -210,6 +210,30 @@ _ROWS: list[tuple[str, str]] = [
     ("name", rf"\bmy\s+name\s*(?:is|'s)\s+(?P<person>{_NAME})"),
     ("name", rf"\b(?:please\s+)?(?:call\s+me|I\s+go\s+by)\s+(?P<person>{_NAME})"),
     (
+        "greeting_name",
+        r"^(?:(?:hi|hello|hey|hiya|howdy|greetings|good\s+(?:morning|afternoon|evening))"
+        r"(?:\s+there|\s+everyone|\s+all)?\W+)(?:(?:so|well|ok|okay)\W+)?"
+        rf"(?:I'm|I\s+am|it's|this\s+is)\s+(?P<person>{_NAME})\b(?!['\w-])",
+    ),
+    (
+        "greeting_name",
+        rf"^(?:I'm|I\s+am)\s+(?P<person>{_NAME})\s*(?:,|\.|!|-|–)?\s*(?:nice|pleased|glad"
+        r"|good|great)\s+to\s+meet\s+you",
+    ),
+    (
+        "greeting_name",
+        rf"^(?:I'm|I\s+am)\s+(?P<person>{_NAME})\s*[.!]?$",
+    ),
+    (
+        "greeting_name",
+        rf"^(?:I'm|I\s+am)\s+(?P<person>{_NAME}),?\s+(?:by\s+the\s+way|btw)\b",
+    ),
+    (
+        "greeting_name",
+        r"^(?:(?:hi|hello|hey)(?:\s+there|\s+everyone|\s+all)?\W+)"
+        rf"(?P<person>{_NAME})\s+here\b",
+    ),
+    (
         "birthday",
         rf"(?:\bmy|\b(?:my\s+(?P<rel>{_RELS})(?:\s+(?P<relname>{_NAME}))?|(?P<name>{_NAME}))'s)"
         r"\s+(?:birthday|bday|date\s+of\s+birth)\s+(?:is|'s|falls\s+on|:)",
@@ -395,11 +419,145 @@ _ROWS: list[tuple[str, str]] = [
         rf"{_WHO}{_BE}\s+(?:now\s+)?(?:an?\s+)(?P<role>(?:[a-z][\w-]*\s+){{0,2}}?(?:{ROLES}))\b"
         rf"(?!\s+(?:friend|fan|of))(?:\s+(?:at|for|with)\s+(?P<org>{_ORG}))?",
     ),
+    (
+        "job",
+        r"\b(?:I|we)\s*(?:have\s+|'ve\s+)?(?:just\s+|recently\s+|finally\s+|officially\s+)?"
+        rf"(?:joined|started\s+at|started\s+working\s+(?:at|for)|got\s+hired\s+(?:at|by))\s+"
+        rf"(?P<org>{_ORG})\s+as\s+(?:an?\s+|the\s+|their\s+|a\s+new\s+)?(?P<role>[a-z][\w-]*"
+        r"(?:\s+[a-z][\w-]*){0,3}?)(?=\s+(?:in|on|at|last|this|since|and|but)\b|\s*[,.;!?]|\s*$)",
+    ),
+    (
+        "job",
+        rf"{_WHO}\s*{_ADV}(?:work|works|am\s+working|'m\s+working|(?:have|'ve)\s+been\s+working"
+        r"|started\s+(?:a\s+(?:new\s+)?job|working)|got\s+a\s+(?:new\s+)?job)\s+(?:at|for|with)\s+"
+        rf"(?P<org>{_ORG})\s+as\s+(?:an?\s+|the\s+|their\s+)?(?P<role>[a-z][\w-]*"
+        r"(?:\s+[a-z][\w-]*){0,3}?)(?=\s+(?:in|on|at|last|this|since|and|but)\b|\s*[,.;!?]|\s*$)",
+    ),
+    (
+        "role",
+        r"\b(?:I|we)\s*(?:just\s+|recently\s+|finally\s+)?(?:got|was|have\s+been|'ve\s+been"
+        r"|am|'m|just\s+got)\s+(?:just\s+)?promoted\s+to\s+(?:an?\s+|the\s+)?(?P<role>[a-z][\w-]*"
+        r"(?:\s+[a-z][\w-]*){0,3}?)(?=\s+(?:in|on|last|this|since|and|but)\b|\s*[,.;!?]|\s*$)"
+        rf"(?:\s+(?:at|for)\s+(?P<org>{_ORG}))?",
+    ),
+    (
+        "employer",
+        r"\b(?:I|we)\s*(?:have\s+|'ve\s+)?(?:just\s+|recently\s+|finally\s+|officially\s+)?"
+        rf"joined\s+(?P<org>{_ORG})\b(?!\s+as\b)",
+    ),
+    (
+        "left_job",
+        r"\b(?:I|we)\s*(?:have\s+|'ve\s+|had\s+)?(?:just\s+|recently\s+|finally\s+|officially\s+)?"
+        r"(?:left|quit|resigned\s+from|retired\s+from|(?:was|got)\s+(?:laid\s+off|let\s+go"
+        r"|fired)(?:\s+from)?|stopped\s+working\s+(?:at|for))\s+(?:my\s+(?:job|position|role"
+        rf"|work)(?:\s+(?:at|with)\s+(?P<org>{_ORG}))?|(?P<org2>{_ORG}))",
+    ),
+    (
+        "left_job",
+        r"\b(?:I|we)\s*(?:no\s+longer\s+work|don't\s+work|do\s+not\s+work|stopped\s+working"
+        rf"|(?:'m|\s+am|'re|\s+are)\s+no\s+longer(?:\s+working)?)\s+(?:at|for|with)\s+(?P<org2>{_ORG})"
+        r"(?:\s+(?:anymore|any\s+more))?",
+    ),
+    # ---- cancellations and closures
+    (
+        "cancel",
+        r"\b(?:I|we)\s*(?:have\s+|'ve\s+|had\s+(?:to\s+)?)?(?:just\s+|finally\s+)?"
+        r"(?:cancell?ed|called\s+off|scrapped|dropped|gave\s+up\s+on|cancel)\s+(?:my\s+|our\s+"
+        r"|the\s+)?(?:(?:upcoming|planned|whole|big|family|business)\s+)*(?:(?P<what>[\w'.-]+"
+        r"(?:\s+[\w'.-]+)?)\s+)?(?P<noun>trip|flight|vacation|holiday|move|plan|plans|visit"
+        rf"|{_APPOINTMENT_NOUNS})s?\b(?:\s+(?:to|in|with|at)\s+(?:the\s+)?(?P<dest>{PLACE_BODY}))?",
+    ),
+    (
+        "cancel",
+        r"\b(?:my|our|the)\s+(?:(?:upcoming|planned|big|family|business|wedding|summer|winter)\s+)*"
+        r"(?P<noun>trip|flight|vacation|holiday|move)\s+to\s+(?:the\s+)?"
+        rf"(?P<dest>{PLACE_BODY})\s+(?:is|was|got|has\s+been|had\s+to\s+be)\s+(?:cancell?ed"
+        r"|called\s+off|off|scrapped)\b",
+    ),
+    (
+        "close_account",
+        r"\b(?:my|our)\s+(?P<label>(?:[\w&'.-]+\s+){0,3}?)(?:account|membership|subscription"
+        r"|card)\s+(?:(?:is|was)\s+(?:being\s+)?closed|closes|will\s+close|(?:is|was)\s+"
+        r"(?:cancell?ed|terminated)|ends|expires)\b",
+    ),
+    (
+        "close_account",
+        r"\b(?:I|we)\s*(?:have\s+|'ve\s+)?(?:just\s+)?(?:closed|cancell?ed|terminated)\s+"
+        r"(?:my|our)\s+(?P<label>(?:[\w&'.-]+\s+){0,3}?)(?:account|membership|subscription)\b",
+    ),
+    # ---- plans to move
+    (
+        "plan_move",
+        r"\b(?:I|we)(?:'m|\s+am|'re|\s+are)?\s*(?:(?:planning|going|hoping|about|set|due)\s+to"
+        r"|(?:plan|intend|want|need|have)\s+to|will|'ll)\s+(?:be\s+)?(?:move|moving|relocate"
+        rf"|relocating)\s+(?:back\s+)?to\s+(?:the\s+)?{place('dest')}",
+    ),
+    (
+        "plan_move",
+        r"\b(?:I|we)(?:'m|\s+am|'re|\s+are)\s+(?:moving|relocating)\s+(?:back\s+)?to\s+"
+        rf"(?:the\s+)?{place('dest')}",
+    ),
+    (
+        "plan_move",
+        rf"\bmy\s+move\s+to\s+(?:the\s+)?{place('dest')}\s+(?:is|will\s+be)\b",
+    ),
+    (
+        "plan_move",
+        r"\b(?:I|we)(?:'m|\s+am|'re|\s+are)?\s*(?:planning|plan|have\s+planned|scheduled)\s+"
+        rf"(?:a|an|our|my|the)\s+(?:big\s+)?(?:move|relocation)\s+to\s+(?:the\s+)?{place('dest')}",
+    ),
+    # ---- neighbourhood
+    (
+        "home_area",
+        r"\bmy\s+(?:new\s+|current\s+)?(?:apartment|flat|place|house|home|condo|studio)\s+is"
+        rf"\s+(?:now\s+)?in\s+(?:the\s+)?{place('place')}",
+    ),
+    (
+        "home_area",
+        r"\b(?:I|we)\s*(?:have\s+|'ve\s+)?(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)"
+        r"\s+(?:in)?to\s+(?:a|an|the|our|my)\s+(?:new\s+|bigger\s+|smaller\s+)?(?:apartment|flat"
+        rf"|place|house|home|condo|studio)\s+in\s+(?:the\s+)?{place('place')}",
+    ),
+    (
+        "home_area",
+        rf"{_WHO}\s*{_ADV}(?:live|lives|am\s+living|'m\s+living)\s+in\s+(?:the\s+)?"
+        rf"{place('place')}\s+(?:neighbou?rhood|district|area)\b",
+    ),
+    # ---- preferences that change or stop
+    (
+        "avoid",
+        r"\b(?:I|we)\s*(?:have\s+|'ve\s+)?(?:just\s+|recently\s+|finally\s+|completely\s+)?"
+        r"(?:stopped|quit|gave\s+up|cut\s+out|no\s+longer)\s+(?P<verb>eating|drinking|having"
+        r"|using|smoking|eat|drink|have|use|smoke)?\s*(?P<item>(?:[a-z][\w-]*)(?:\s+[a-z][\w-]*)?)"
+        r"(?:\s+(?:anymore|any\s+more|altogether|completely|entirely))?"
+        r"(?=\s*[,.;!?]|\s*$|\s+(?:and|but|because|since|last|this|a\s+while|for|recently"
+        r"|ago)\b)",
+    ),
+    (
+        "avoid",
+        r"\b(?:I|we)\s+(?:don't|do\s+not|no\s+longer|never)\s+(?P<verb>drink|smoke|eat)\s+"
+        r"(?P<item>(?:[a-z][\w-]*)(?:\s+[a-z][\w-]*)?)\s+(?:anymore|any\s+more|now)\b",
+    ),
+    (
+        "switch",
+        r"\b(?:I|we)\s+(?:now\s+|mostly\s+|usually\s+)?(?:drink|use|eat|take|have|prefer|go\s+with"
+        r"|order|buy|ride|drive)\s+(?:now\s+)?(?P<value>[\w'-]+(?:\s+[\w'-]+){0,2}?)\s+(?:now\s+)?"
+        r"(?:instead\s+of|rather\s+than)\s+(?:my\s+|the\s+)?(?P<old>[\w'-]+(?:\s+[\w'-]+){0,2}?)"
+        r"(?=\s*[,.;!?]|\s*$|\s+(?:now|these\s+days|lately|and|but|because)\b)",
+    ),
+    (
+        "switch",
+        r"\b(?:I|we)\s+used\s+to\s+(?P<verb>drink|use|eat|take|ride|drive|have|prefer)\s+"
+        r"(?:my\s+|the\s+)?(?P<old>[\w'-]+(?:\s+[\w'-]+){0,2}?)\s*,?\s+but\s+(?:now|these\s+days"
+        r"|nowadays)\s*,?\s+(?:I|we)\s+(?:mostly\s+|only\s+)?(?:drink|use|eat|take|ride|drive|have"
+        r"|prefer)\s+(?:my\s+|the\s+)?(?P<value>[\w'-]+(?:\s+[\w'-]+){0,2}?)(?=\s*[,.;!?]|\s*$"
+        r"|\s+(?:now|instead|these\s+days|and|but|because)\b)",
+    ),
     # ---- changes of provider / habit
     (
         "switch",
         rf"\b(?:I|we)\s*{_ADV}(?:have\s+|'ve\s+)?(?:just\s+|recently\s+|finally\s+|officially\s+)?"
-        r"(?:switched|changed|converted|swapped|moved)\s+(?:my\s+|our\s+)?(?:(?P<topic>[a-z][\w-]*"
+        r"(?:switched|changed|converted|swapped|moved)\s+(?:my\s+|our\s+)?(?:(?P<topic>(?!from\b)[a-z][\w-]*"
         r"(?:\s+[a-z][\w-]*)?)\s+)?(?:(?:over\s+)?from\s+(?P<old>[^.,;!?]{1,30}?)\s+)?(?:over\s+)?"
         rf"to\s+{item('value')}",
     ),

@@ -84,6 +84,8 @@ ROLES = (
     "|clerk|real estate agent|realtor|social worker|caregiver|nanny|homemaker|housewife"
     "|stay-at-home mom|stay-at-home dad|retiree|coach|trainer|personal trainer|dancer|actor"
     "|actress|producer|youtuber|streamer|civil servant|government employee|professional"
+    "|pm|sre|devops engineer|qa engineer|ux designer|ui designer|tech lead|team lead"
+    "|engineering manager|staff engineer|principal engineer|software developer"
 )
 
 # topic words that name what a "switched to" changed; brands that imply a topic
@@ -161,4 +163,54 @@ NOT_NAMES = frozenset(
     Was In On At For To From With As By Of An A Let Can Could Would Should Will Do Does Did
     Has Have Had Not Next Last Mom Dad Mum Christmas Easter Thanksgiving Halloween English
     Korean Chinese Japanese French Spanish Now Soon Actually Maybe Sure Great Sorry""".split()
+)
+
+# neighbourhoods and districts -> their city: "my flat is in Pudong" refines "Shanghai"
+DISTRICTS = table(
+    """Shanghai: pudong, puxi, jing'an, jingan, xuhui, huangpu, changning, minhang, hongkou;
+    Beijing: chaoyang, haidian, dongcheng, xicheng, sanlitun, wangjing;
+    New York: brooklyn, manhattan, queens, the bronx, bronx, harlem, williamsburg, soho,
+    tribeca, chelsea, astoria, bushwick, upper west side, upper east side, east village;
+    London: camden, hackney, shoreditch, islington, brixton, clapham, peckham, notting hill,
+    kensington, greenwich, canary wharf, soho london, stratford, wimbledon;
+    Seoul: gangnam, hongdae, itaewon, mapo, jamsil, seocho, songpa, yeouido, jongno, seongsu;
+    Tokyo: shibuya, shinjuku, roppongi, ginza, asakusa, meguro, setagaya, ikebukuro, nakameguro;
+    Berlin: kreuzberg, mitte, neukolln, neukölln, prenzlauer berg, friedrichshain,
+    charlottenburg; Paris: le marais, marais, montmartre, belleville, bastille;
+    San Francisco: the mission, mission district, soma, castro, nob hill, haight-ashbury;
+    Los Angeles: silver lake, echo park, santa monica, venice beach, hollywood, koreatown;
+    Hong Kong: kowloon, wan chai, causeway bay, mong kok, central;
+    Singapore: tiong bahru, orchard, bukit timah; Bangkok: sukhumvit, silom, thonglor;
+    Paris: saint-germain; Amsterdam: de pijp, jordaan""",
+    canonical_is_alias=False,
+)
+# words that follow "I'm" at a sentence start but name no person
+NOT_GIVEN_NAMES = frozenset(
+    """fine good great ok okay sorry tired happy sad busy back here home ready done sure
+    glad excited new so just not also still really very sick hungry bored lost stuck
+    christian catholic jewish muslim buddhist hindu atheist vegan vegetarian single married
+    divorced retired pregnant american british english canadian australian korean japanese
+    chinese french german spanish italian indian mexican brazilian russian dutch swiss
+    swedish irish scottish european asian african latino gay straight bi late early
+    monday tuesday wednesday thursday friday saturday sunday thai filipino vietnamese
+    indonesian turkish polish greek portuguese egyptian nigerian kenyan israeli iranian
+    pakistani argentinian chilean colombian peruvian ukrainian norwegian danish finnish
+    austrian belgian czech hungarian romanian singaporean malaysian taiwanese mongolian
+    latina latino hispanic native asian-american bilingual mormon protestant agnostic sikh
+    left-handed right-handed allergic available unemployed homeless freelance remote""".split()
+)
+# endings of words that name a people or a language, not a person ("Vietnamese", "Swedish")
+NOT_NAME_ENDINGS = ("ese", "ish")
+# what a switched-to (or given-up) item is a preference of: "from coffee to green tea" → drink
+PREFERENCE_TOPICS = table(
+    """drink: coffee, tea, green tea, black tea, herbal tea, matcha, espresso, latte, decaf,
+    decaf coffee, cold brew, beer, wine, red wine, white wine, soda, coke, diet coke, juice,
+    kombucha, water, sparkling water, hot chocolate, 커피, 녹차, 홍차, 보리차, 맥주, 와인,
+    탄산음료, 주스, 물, 디카페인; milk: oat milk, almond milk, soy milk, whole milk,
+    skim milk, lactose-free milk, 두유, 귀리 우유; commute: bike, bicycle, cycling,
+    public transport, subway, metro, bus, train, walking, scooter, carpool, 자전거, 지하철,
+    버스; editor: vim, neovim, emacs, vs code, vscode, sublime, intellij, pycharm, cursor;
+    operating_system: linux, ubuntu, windows, macos, mac; browser: chrome, firefox, safari,
+    edge, brave, arc; phone: iphone, android, pixel, galaxy, 아이폰, 갤럭시""",
+    canonical_is_alias=False,
 )

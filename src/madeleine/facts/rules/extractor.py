@@ -10,7 +10,18 @@ from dataclasses import dataclass, replace
 
 from madeleine.facts.cards import CardDraft, Category, MemoryType, Stability
 from madeleine.facts.extract import ExtractInput
-from madeleine.facts.rules import en, health, identity, ko, people, plans, preferences
+from madeleine.facts.rules import (
+    changes,
+    en,
+    health,
+    identity,
+    ko,
+    people,
+    phrases,
+    plans,
+    preferences,
+    project,
+)
 from madeleine.facts.rules.common import (
     BACKSTORY_CHARS,
     HEDGED,
@@ -65,7 +76,12 @@ _SLOTS: dict[str, _Slot] = {
     "workplace": _Slot(Category.LOCATION, _SEMANTIC, _VOLATILE, 0.6),
     "employer": _Slot(Category.WORK, _SEMANTIC, _VOLATILE, 0.6),
     "role": _Slot(Category.WORK, _SEMANTIC, _VOLATILE, 0.6),
+    "home_area": _Slot(Category.LOCATION, _SEMANTIC, _VOLATILE, 0.6),
     "appointment": _Slot(Category.PLAN, _EPISODIC, _VOLATILE, 0.7),
+    "move": _Slot(Category.PLAN, _EPISODIC, _VOLATILE, 0.75),
+    "avoid": _Slot(Category.PREFERENCE, _SEMANTIC, _VOLATILE, 0.6),
+    "account_closed": _Slot(Category.ACCOUNT, _SEMANTIC, _VOLATILE, 0.7),
+    "project": _Slot(Category.PROJECT, _SEMANTIC, _VOLATILE, 0.7),
     "trip": _Slot(Category.PLAN, _EPISODIC, _VOLATILE, 0.75),
     "instruction": _Slot(Category.HABIT, _PROCEDURAL, _STABLE, 0.7, multi_valued=True),
 }
@@ -81,13 +97,37 @@ class RuleExtractor:
 
     def extract(self, window: Sequence[ExtractInput]) -> list[CardDraft]:
         said = [m for m in window if m.role == "user" and m.text.strip()]
-        sentences = [(m, s) for m in said for s in split_sentences(m.text)]
-        people, home = _context(sentences)
+        sentences = [(m, s, user) for m in said for s, user in _spoken(m)]
+        people, home = _context((m, s) for m, s, user in sentences if user)
         drafts: list[CardDraft] = []
-        for message, sentence in sentences:
+        for message, sentence, user in sentences:
             context = Said(sentence, message, people, home)
-            drafts.extend(_draft(fact, context) for fact in _read(context))
+            facts = _read(context) if user else []
+            if message.project:
+                facts.extend(project.project_facts(context, message.project))
+            drafts.extend(_draft(fact, context) for fact in facts)
         return _merge(drafts)
+
+
+_TURN = re.compile(r"^\s*(?P<speaker>user|assistant|human|ai)\s*:\s*", re.I)
+
+
+def _spoken(message: ExtractInput) -> list[tuple[str, bool]]:
+    """The sentences of a message, each with whether the user said it. A message of a code
+    project may be a transcript ("user: …" / "assistant: …" lines, as imported sessions are):
+    its assistant lines feed project facts only, never facts about the user."""
+    lines = message.text.splitlines()
+    if not message.project or not any(_TURN.match(line) for line in lines):
+        return [(s, True) for s in split_sentences(message.text)]
+    spoken: list[tuple[str, bool]] = []
+    user = True
+    for line in lines:
+        turn = _TURN.match(line)
+        if turn is not None:
+            user = turn["speaker"].lower() in ("user", "human")
+            line = line[turn.end() :]
+        spoken.extend((s, user) for s in split_sentences(line))
+    return spoken
 
 
 _ABBREVIATION = re.compile(
@@ -127,7 +167,7 @@ def _chunks(piece: str) -> list[str]:
     return [*chunks, piece] if piece else chunks
 
 
-_GENERIC = frozenset({"like", "dislike", "switch"})
+_GENERIC = frozenset({"like", "dislike", "switch", "avoid"})
 _CONTEXT_KINDS = frozenset({"relation", "home", "moved"})
 
 
@@ -213,8 +253,11 @@ def _draft(fact: Fact, said: Said) -> CardDraft:
     message = said.message.text.strip()
     backstory = message if len(message) <= BACKSTORY_CHARS else clip(said.text)
     valid_from = fact.valid_from or (said.now if slot.current else None)
+    statement = fact.statement
+    if said.korean:  # stated in the language the user spoke
+        statement = phrases.korean_statement(fact) or statement
     return CardDraft(
-        statement=clip(fact.statement, 1000),
+        statement=clip(statement, 1000),
         category=slot.category,
         subject=fact.subject,
         relationship=fact.relationship,
@@ -238,8 +281,13 @@ def _merge(drafts: list[CardDraft]) -> list[CardDraft]:
     merged: list[CardDraft] = []
     for draft in drafts:
         for index, kept in enumerate(merged):
-            if kept.subject == draft.subject and kept.key == draft.key and _fits(kept, draft):
+            if kept.subject != draft.subject or kept.key != draft.key:
+                continue
+            if _fits(kept, draft):
                 merged[index] = _union(kept, draft)
+                break
+            if _refines(kept, draft):  # "개발자" and "백엔드 개발자" of one message: one role
+                merged[index] = _union(draft, kept)
                 break
         else:
             merged.append(draft)
@@ -254,11 +302,26 @@ def _fits(kept: CardDraft, draft: CardDraft) -> bool:
     return all(old[name] == value for name, value in new.items() if name in old)
 
 
+def _refines(kept: CardDraft, draft: CardDraft) -> bool:
+    """Whether ``draft`` says the same single value of one message more fully: every shared
+    attribute of the two contains the other's value, and the draft's is longer somewhere."""
+    if kept.multi_valued or kept.sources != draft.sources:
+        return False
+    old = {a.name: a.value.casefold() for a in kept.attributes}
+    new = {a.name: a.value.casefold() for a in draft.attributes}
+    shared = set(old) & set(new)
+    if not shared or not all(old[n] in new[n] for n in shared):
+        return False
+    return any(len(new[n]) > len(old[n]) for n in shared) or len(new) > len(old)
+
+
 def _union(kept: CardDraft, draft: CardDraft) -> CardDraft:
     names = {a.name for a in kept.attributes}
     extra = [a for a in draft.attributes if a.name not in names]
     statement = kept.statement
-    if extra and draft.statement not in statement:
+    if extra and names <= {a.name for a in draft.attributes}:
+        statement = draft.statement  # "works as a nurse" → "works as a nurse at Acme"
+    elif extra and draft.statement not in statement:
         statement = clip(f"{statement} {draft.statement}", 1000)
     starts = [t for t in (kept.valid_from, draft.valid_from) if t is not None]
     return kept.model_copy(
@@ -279,4 +342,5 @@ _BUILDERS: dict[str, Builder] = {
     **identity.BUILDERS,
     **health.BUILDERS,
     **plans.BUILDERS,
+    **changes.BUILDERS,
 }

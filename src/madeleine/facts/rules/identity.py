@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from madeleine.facts.rules import ko
+from madeleine.facts.rules import en_words, ko
 from madeleine.facts.rules.common import (
     HANGUL,
     Builder,
@@ -213,6 +213,43 @@ def _build_name(match: re.Match[str], said: Said) -> list[Fact]:
     ]
 
 
+def _build_greeting_name(match: re.Match[str], said: Said) -> list[Fact]:
+    """ "Hi, I'm Alex", "I'm Alex, nice to meet you", "저는 민수예요": a name said in an
+    introduction. Only a capitalized, name-like word counts ("I'm tired", "I'm Korean",
+    "I'm Christian" name no one), and a Korean one must not be a role, place or common word."""
+    raw = (match["person"] or "").strip()
+    if HANGUL.search(raw):
+        name = ko.given_name(raw, said.text, match.groupdict().get("called") is not None)
+    else:
+        first = raw.split()[0] if raw.split() else ""
+        lowered = raw.lower()
+        if (
+            first.lower() in en_words.NOT_GIVEN_NAMES
+            or lowered in en_words.NOT_GIVEN_NAMES
+            or lowered in en_words.CITIES
+            or lowered in en_words.COUNTRIES
+            or lowered in en_words.DEMONYMS
+            or first.lower().endswith(en_words.NOT_NAME_ENDINGS)
+            or re.fullmatch(rf"(?:{en_words.ROLES})s?", lowered) is not None
+        ):
+            return []
+        name = person_name(raw, said)
+    if name is None:
+        return []
+    return _build_name_value(name)
+
+
+def _build_name_value(name: str) -> list[Fact]:
+    return [
+        Fact(
+            "name",
+            "identity.name",
+            f"The user's name is {name}.",
+            (attr("name", name, "person"),),
+        )
+    ]
+
+
 def _build_birthday(match: re.Match[str], said: Said) -> list[Fact]:
     when = said.when(said.text[match.start() :], past=True)
     subject, relationship = subject_of(match, said)
@@ -241,5 +278,6 @@ BUILDERS: dict[str, Builder] = {
     "phone": _build_phone,
     "address": _build_address,
     "name": _build_name,
+    "greeting_name": _build_greeting_name,
     "birthday": _build_birthday,
 }

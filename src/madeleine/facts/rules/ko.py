@@ -117,6 +117,24 @@ DOCUMENTS = table(
     "passport: 여권; drivers_license: 운전면허증, 운전면허, 면허증; id_card: 신분증; visa: 비자",
     canonical_is_alias=False,
 )
+# districts (구 / 동 / neighbourhoods) -> their city: "강남구에 살아요" refines Seoul
+DISTRICTS: dict[str, str] = {
+    district: city
+    for city, names in (
+        (
+            "Seoul",
+            """강남구 강남 서초구 서초 송파구 송파 마포구 마포 용산구 용산 종로구 종로 중구 성동구
+            성수동 광진구 동대문구 중랑구 성북구 강북구 도봉구 노원구 은평구 서대문구 양천구
+            강서구 구로구 금천구 영등포구 여의도 동작구 관악구 강동구 홍대 이태원 잠실 압구정
+            청담동 신촌 목동 상암동 연남동 망원동 합정동 한남동 삼성동 역삼동 논현동""",
+        ),
+        ("Busan", "해운대구 해운대 수영구 광안리 서면 남포동 기장군 동래구 사하구 연제구"),
+        ("Shanghai", "푸둥 푸동 푸시"),
+        ("Tokyo", "시부야 신주쿠 롯폰기 긴자"),
+        ("New York", "브루클린 맨해튼 맨하탄 퀸즈"),
+    )
+    for district in names.split()
+}
 # words that follow "제 딸" but are not names; topic words that open a sentence
 NOT_NAMES = frozenset(
     """이름 친구 학교 생일 회사 선생님 결혼 유치원 어린이집 얘기 이야기 나이 사진 장난감 숙제
@@ -239,6 +257,22 @@ _ROWS: list[tuple[str, str]] = [
     ),
     ("name", rf"(?:제|내|저의)\s*이름은\s*(?P<person>{_NAME})(?:{_COPULA}|이|라고|이라고){_END}"),
     (
+        "greeting_name",
+        r"^(?:안녕하세요[.!,~]*\s*)?(?P<person>[가-힣]{2,4}?)(?P<called>이라고|라고)\s*(?:해요|합니다"
+        rf"|불러\s*주세요){_END}",
+    ),
+    (
+        "employer",
+        rf"(?<!{_WORD})(?P<org>[가-힣A-Za-z0-9&]+?)(?<!에)(?<!에서)(?:을|를)?\s+(?:다녀요|다닙니다"
+        r"|다니고\s*있)",
+    ),
+    (
+        "greeting_name",
+        r"(?:^|안녕하세요[.!,~]*\s*|반갑습니다[.!,~]*\s*)(?:저는|전|제가|나는|난)\s*(?P<person>"
+        r"[가-힣]{2,4}?)(?:(?P<called>이라고|라고)\s*(?:해요|합니다|하고요|불러\s*주세요)|이에요|예요"
+        rf"|입니다|이야|야){_END}",
+    ),
+    (
         "birthday",
         r"생일(?:은|이)|(?:19|20)\d{2}\s*년\s*\d{1,2}\s*월\s*\d{1,2}\s*일\s*(?:에\s*)?태어",
     ),
@@ -270,7 +304,7 @@ _ROWS: list[tuple[str, str]] = [
     (
         "appointment",
         r"(?<![가-힣0-9])(?:(?P<what>[가-힣A-Za-z]+?)\s*)?(?P<noun>진료\s*예약|건강검진|예약|약속|진료"
-        r"|검진|면접|회의|미팅|수업|상담|시술|수술|검사)\s*(?:이|가|은|도)?\s*(?:있|잡혀|잡았|했어"
+        r"|검진|면접|회의|미팅|수업|상담|시술|수술|검사)\s*(?:이|가|은|도)?\s*(?:있|잡혀|잡혔|잡았|했어"
         r"|했습니다|해\s*뒀|해\s*놨)",
     ),
     (
@@ -329,11 +363,52 @@ _ROWS: list[tuple[str, str]] = [
         rf"(?<![가-힣])(?P<role>{_ROLES})(?:이에요|예요|입니다|이야|야|로\s*일|으로\s*일|로\s*근무"
         r"|으로\s*근무|로\s*재직|으로\s*재직|이고|인데|이라서|라서)",
     ),
+    (
+        "employer",
+        rf"(?<!{_WORD})(?P<org>[가-힣A-Za-z0-9&]+?)(?:에|으로|로)\s*(?:입사|이직)\s*(?:했|하게\s*됐"
+        r"|해요|합니다|예정)",
+    ),
+    (
+        "job",
+        rf"(?<!{_WORD})(?P<org>[가-힣A-Za-z0-9&]+?)(?:에서|에)\s*(?P<role>(?:[가-힣A-Za-z]+\s+)?"
+        r"[가-힣A-Za-z]+?)(?:으로|로)"
+        r"\s*(?:일하고\s*있|일해|일합니다|일하는\s*중|근무|재직|입사|이직|일하게)",
+    ),
+    (
+        "left_job",
+        rf"(?:(?<!{_WORD})(?P<org>[가-힣A-Za-z0-9&]+?)(?:을|를|에서)?\s*)?(?:그만\s*뒀|그만\s*두었"
+        r"|그만두게\s*됐|퇴사\s*(?:했|하게\s*됐|를\s*했)|퇴직\s*했|관뒀|때려\s*쳤)",
+    ),
+    # ---- plans to move, cancellations, things given up
+    (
+        "plan_move",
+        rf"(?P<dest>{_LOCAL_PLACE})(?:으로|로)\s*(?:이사|이주|이전)\s*(?:를\s*|을\s*)?(?:가요|갑니다"
+        r"|가려고|갈\s*(?:거|예정|계획)|가기로|할\s*(?:거|예정|계획)|하려고|하기로|해요|합니다"
+        r"|예정|계획)",
+    ),
+    (
+        "cancel",
+        r"(?<![가-힣0-9])(?:(?P<what>[가-힣A-Za-z]+?)\s*)?(?P<noun>진료\s*예약|건강검진|예약|약속"
+        r"|진료|검진|면접|회의|미팅|수업|상담|시술|수술|검사|여행|출장|휴가|이사)(?:\s*(?:계획|일정|예약|표))?"
+        r"\s*(?:을|를|이|가|은|는|도)?\s*(?:취소|캔슬)\s*(?:했|됐|되었|하게\s*됐|해야)",
+    ),
+    (
+        "avoid",
+        rf"(?P<item>{_NOUN})\s*(?:을|를|은|는)?\s*(?:끊었|끊기로|끊은\s*지|그만\s*(?:먹|마시|피우)"
+        r"(?:기로|었|었어|ㅆ)?|안\s*(?:먹|마시)기로|먹지\s*않기로|마시지\s*않기로)",
+    ),
+    (
+        "switch",
+        r"(?<![가-힣A-Za-z0-9])(?P<old>[가-힣A-Za-z0-9]+?)\s*대신(?:에)?\s*(?P<value>[가-힣A-Za-z0-9]+?)"
+        r"(?:을|를|으로|로)?\s*(?:마셔요|마십니다|마시고\s*있|먹어요|먹습니다|먹고\s*있|써요|씁니다"
+        r"|쓰고\s*있|사용해요|사용합니다|타요|타고\s*다녀요|이용해요)",
+    ),
     # ---- switches and instructions
     (
         "switch",
         r"(?:(?P<topic>주거래\s*은행|통신사|은행|항공사|휴대폰|핸드폰|스마트폰|폰|카드|보험사|보험"
-        r"|요금제|헬스장|브라우저|노트북|인터넷)(?:를|을|도)?\s*)?(?<![가-힣A-Za-z0-9])"
+        r"|요금제|헬스장|브라우저|노트북|인터넷)(?:를|을|도)?\s*)?(?:(?<![가-힣A-Za-z0-9])"
+        r"(?P<old>[가-힣A-Za-z0-9+&\-]+?)에서\s*)?(?<![가-힣A-Za-z0-9])"
         r"(?P<value>[가-힣A-Za-z0-9+&\-]+?(?:\s+[A-Za-z0-9+&\-]+)?)(?:으로|로)\s*(?:바꿨|갈아탔"
         r"|변경했|옮겼|바꾸었|전환했)",
     ),
@@ -382,6 +457,28 @@ SUBJECT = re.compile(
     r"|(?P<me>(?<![가-힣])(?:저는|전|나는|난|제가|내가|저도|나도|저희는|우리는)(?![가-힣]))"
 )
 PARTICLE_TAIL = re.compile(rf"{_PARTICLE}$")
+
+
+def given_name(word: str, sentence: str, called: bool = False) -> str | None:
+    """A Korean given name said in an introduction, or None: with "라고 해요" (the user says
+    it is what they are called) any word that is not a role or common word; with a bare
+    copula ("저는 민수예요") only a word MeCab-ko tags as a person's name."""
+    from madeleine.facts.rules.ko_morph import person_names
+
+    if (
+        word in NOT_NAMES
+        or word in TOPIC_WORDS
+        or word in NOT_ITEMS
+        or word in PLACES
+        or word in DISTRICTS
+        or re.fullmatch(_ROLES, word)
+        or word in RELATIONS
+    ):
+        return None
+    if called:
+        return word
+    names = person_names(sentence)
+    return word if names is not None and word in names else None
 
 
 def strip_particle(word: str) -> str:

@@ -24,6 +24,8 @@ from madeleine.facts.rules.common import (
 from madeleine.facts.rules.items import place_of
 from madeleine.text.dates import month_end
 
+# a sentence that cancels a plan does not also make one ("I cancelled my trip to Lisbon")
+CANCELLED = re.compile(r"\bcancel|\bcalled\s+off\b|\bscrapped\b|취소|캔슬", re.I)
 _NOT_WHAT = frozenset("to lot few some of no any been got a an the this that".split())
 _RESCHEDULED = re.compile(
     r"\b(?:moved|rescheduled|pushed|changed|postponed)\b.*?\bto\b|(?:으로|로)\s*(?:바뀌|변경|옮)",
@@ -39,6 +41,8 @@ def _build_appointment(match: re.Match[str], said: Said) -> list[Fact]:
     when = when or said.when(tail) or said.when()
     if when is None or when.start < said.now.date():
         return []
+    if CANCELLED.search(_clause(said.text, match)):
+        return []  # the cancellation row files it
     if said.korean and HANGUL.search(match.group(0)):
         key, title = _korean_appointment(groups)
     else:
@@ -137,6 +141,8 @@ def _build_trip(match: re.Match[str], said: Said) -> list[Fact]:
     place = place_of(match["dest"])
     if place is None or _PAST_TRIP.search(_clause(said.text, match)):
         return []  # "on my trip to the UK last Friday": a memory, not a plan
+    if CANCELLED.search(_clause(said.text, match)):
+        return []  # the cancellation row files it
     destination, country, _is_country = place
     groups = match.groupdict()
     mode_text = " ".join(filter(None, (groups.get("mode"), groups.get("verb"))))
@@ -172,6 +178,100 @@ def _build_trip(match: re.Match[str], said: Said) -> list[Fact]:
             f"plan.trip.{slug(destination)}",
             statement + ".",
             tuple(attributes),
+        )
+    ]
+
+
+def _build_plan_move(match: re.Match[str], said: Said) -> list[Fact]:
+    """ "I'm planning to move to Seoul next month", "다음 달에 서울로 이사 가요": a planned
+    move, keyed by where to (``plan.move.seoul``); the home changes only once it happens."""
+    place = place_of(match["dest"])
+    if place is None or _PAST_TRIP.search(_clause(said.text, match)):
+        return []
+    if CANCELLED.search(_clause(said.text, match)):
+        return []
+    destination, country, _is_country = place
+    subject, relationship = subject_of(match, said)
+    if not subject:
+        return []
+    attributes = [attr("destination", destination, "place"), attr("status", "planned")]
+    if country is not None and country != destination:
+        attributes.append(attr("country", country, "place"))
+    when = said.when()
+    statement = f"{refer_to(subject, relationship)} plans to move to {destination}"
+    if when is not None and when.start >= said.now.date():
+        attributes.append(attr("start_date", when.start.isoformat(), "date"))
+        statement += f" around {when.start.isoformat()}"
+    return [
+        Fact(
+            "move",
+            f"plan.move.{slug(destination)}",
+            statement + ".",
+            tuple(attributes),
+            subject,
+            relationship,
+        )
+    ]
+
+
+_PLAN_NOUNS = (
+    (
+        re.compile(r"^(?:trip|flight|vacation|holiday|visit|여행|출장|휴가|비행기|항공권)$", re.I),
+        "trip",
+    ),
+    (re.compile(r"^(?:move|이사)$", re.I), "move"),
+)
+
+
+_CANCELLED_WITH = re.compile(
+    r"\s+(?:with|at)\s+(?:the\s+|my\s+)?(?P<with>(?:dr\.?\s+|doctor\s+)?[A-Za-z][\w'-]*)", re.I
+)
+
+
+def _build_cancel(match: re.Match[str], said: Said) -> list[Fact]:
+    """ "We cancelled the trip to Lisbon", "I called off my dentist appointment", "리스본
+    여행을 취소했어요": a card of the plan's own key with status cancelled, which closes the
+    plan when it is on file."""
+    groups = match.groupdict()
+    noun = re.sub(r"\s+", " ", (groups.get("noun") or "").strip().lower())
+    kind = next((k for p, k in _PLAN_NOUNS if p.search(noun)), "appointment")
+    subject, relationship = subject_of(match, said)
+    if not subject:
+        return []
+    who = refer_to(subject, relationship)
+    if kind in ("trip", "move"):
+        place = place_of(groups.get("dest")) or place_of(groups.get("what"))
+        if place is None:
+            return []
+        destination = place[0]
+        what = "trip to" if kind == "trip" else "move to"
+        return [
+            Fact(
+                kind,
+                f"plan.{kind}.{slug(destination)}",
+                f"{who} cancelled the {what} {destination}.",
+                (attr("destination", destination, "place"), attr("status", "cancelled")),
+                subject,
+                relationship,
+            )
+        ]
+    if said.korean and HANGUL.search(match.group(0)):
+        key, title = _korean_appointment(groups)
+    else:
+        after = _CANCELLED_WITH.match(said.text[match.end() :])
+        met = after["with"] if after else groups.get("dest")
+        found = _english_appointment({**groups, "with": met})
+        if found is None:
+            return []
+        key, title = found
+    return [
+        Fact(
+            "appointment",
+            f"plan.appointment.{slug(key)}",
+            f"{who} cancelled the {title}.",
+            (attr("title", title), attr("status", "cancelled")),
+            subject,
+            relationship,
         )
     ]
 
@@ -219,4 +319,6 @@ BUILDERS: dict[str, Builder] = {
     "trip": _build_trip,
     "trip_request": _build_trip,
     "document": _build_document,
+    "plan_move": _build_plan_move,
+    "cancel": _build_cancel,
 }

@@ -124,8 +124,12 @@ def _build_switch(match: re.Match[str], said: Said) -> list[Fact]:
             )
         ]
     lowered = value.lower()
+    previous = _SWITCH_TAIL.sub("", (groups.get("old") or "").strip(" .,'\"")).strip()
+    previous = re.sub(r"^(?:a|an|the|my)\s+", "", previous, flags=re.I)
     topic = (
         en_words.SWITCH_TOPICS.get(topic_raw)
+        or en_words.PREFERENCE_TOPICS.get(lowered)
+        or en_words.PREFERENCE_TOPICS.get(previous.lower())
         or ko.SWITCH_TOPICS.get(topic_raw)
         or ko.SWITCH_TOPICS.get(topic_raw.replace(" ", ""))
         or en_words.BRAND_TOPICS.get(lowered)
@@ -136,12 +140,17 @@ def _build_switch(match: re.Match[str], said: Said) -> list[Fact]:
         return []  # "I changed my shampoo to …" is fine, but an unknown topic word is not one
     key = f"preference.{topic}" if topic else "preference.switched_to"
     what = f" {topic.replace('_', ' ')}" if topic else ""
+    attributes = [attr("value", value)]
+    statement = f"The user switched{what} to {value}."
+    if previous and len(previous.split()) <= 4:
+        attributes.append(attr("previous", previous))
+        statement = f"The user switched from {previous} to {value}."
     return [
         Fact(
             "switch",
             key,
-            f"The user switched{what} to {value}.",
-            (attr("value", value),),
+            statement,
+            tuple(attributes),
             valid_from=moved_since(said),
         )
     ]
