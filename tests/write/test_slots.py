@@ -580,3 +580,45 @@ def test_imported_coding_sessions_give_project_facts(tmp_path: Path, memory: Mem
     assert _value(decision, "decision") == "JWT"
     hits = memory.search("which postgres version does shop run?", user_id="coder", limit=3)
     assert any("16" in h.text for h in hits)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [
+        ("I drink coffee every morning.", "preference.drink", "coffee"),
+        ("I usually drink green tea.", "preference.drink", "green tea"),
+        ("We always have oat milk with breakfast", "preference.milk", "oat milk"),
+        ("I take the bus to work.", "preference.commute", "bus"),
+        ("매일 아침 커피를 마셔요.", "preference.drink", "커피"),
+    ],
+)
+def test_habits_of_a_known_topic_are_preferences(text: str, key: str, value: str) -> None:
+    assert keyed(say(text)).get(key, {}).get("value") == value
+
+
+@pytest.mark.parametrize(
+    "text", ["I drink water when I run.", "I usually have meetings.", "I take it every day."]
+)
+def test_habits_of_no_known_topic_file_nothing(text: str) -> None:
+    assert not [d for d in say(text) if d.key.startswith("preference.")]
+
+
+def test_topic_preferences_never_conflict_with_each_other() -> None:
+    assert independent("preference.drink", "preference.commute")
+    assert not independent("preference.drink", "preference.switched_to")
+
+
+def test_a_switch_supersedes_the_habit_not_another_topic(memory: Memory) -> None:
+    _tell(
+        memory,
+        "tea",
+        ("2024-01-10T09:00:00Z", "I drink coffee every morning."),
+        ("2024-01-11T09:00:00Z", "I usually take the bus to work."),
+        ("2024-06-01T09:00:00Z", "I switched from coffee to green tea."),
+    )
+    cards = _current(memory, "tea")
+    assert _value(cards["preference.drink"], "value") == "green tea"
+    assert _value(cards["preference.commute"], "value") == "bus"
+    hits = memory.search("what do I drink?", user_id="tea", limit=3)
+    first = next(h for h in hits if "coffee" in h.text or "tea" in h.text)
+    assert "green tea" in first.text

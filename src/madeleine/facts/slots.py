@@ -60,7 +60,14 @@ def independent(old_key: str, new_key: str) -> bool:
     for family in _INDEPENDENT_FAMILIES:
         if old_key.startswith(family) or new_key.startswith(family):
             return True
-    return False
+    return _topic_preference(old_key) and _topic_preference(new_key)
+
+
+def _topic_preference(key: str) -> bool:
+    """``preference.drink``, ``preference.commute``: one topic each, so a drink never
+    contradicts a commute (``preference.switched_to`` has no topic and may)."""
+    parts = key.split(".")
+    return len(parts) == 2 and parts[0] == "preference" and parts[1] != "switched_to"
 
 
 def _identity(card: CardDraft) -> dict[str, str]:

@@ -164,6 +164,7 @@ class Resolver:
     ) -> Decision:
         subject = draft.subject.casefold()
         same_subject = [f for f in current if f.card.subject.casefold() == subject]
+        same_subject.sort(key=lambda f: f.card.key != draft.key)  # its own slot decides first
         for fact in same_subject:
             same_slot = fact.card.key == draft.key
             if not same_slot and slots.independent(fact.card.key, draft.key):

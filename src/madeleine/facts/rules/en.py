@@ -553,6 +553,19 @@ _ROWS: list[tuple[str, str]] = [
         r"|prefer)\s+(?:my\s+|the\s+)?(?P<value>[\w'-]+(?:\s+[\w'-]+){0,2}?)(?=\s*[,.;!?]|\s*$"
         r"|\s+(?:now|instead|these\s+days|and|but|because)\b)",
     ),
+    # ---- standing habits of a known topic ("I drink coffee every morning")
+    (
+        "habit",
+        r"\b(?:I|we)\s+(?:usually\s+|always\s+|mostly\s+|normally\s+|only\s+)?"
+        r"(?P<verb>drink|have|take|ride|drive|use)\s+(?P<value>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)"
+        r"\s+(?P<when>every\s+(?:morning|day|evening|night|weekday)|each\s+(?:morning|day)"
+        r"|daily|in\s+the\s+mornings?|with\s+breakfast|at\s+work|to\s+work|on\s+weekdays)\b",
+    ),
+    (
+        "habit",
+        r"\b(?:I|we)\s+(?:usually|always|mostly|normally|only)\s+(?P<verb>drink|have|take|ride"
+        r"|drive|use)\s+(?P<value>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)(?=\s*[,.;!?]|\s*$)",
+    ),
     # ---- changes of provider / habit
     (
         "switch",

@@ -60,6 +60,7 @@ _SLOTS: dict[str, _Slot] = {
         Category.PREFERENCE, _SEMANTIC, _STABLE, 0.4, multi_valued=True, current=False
     ),
     "switch": _Slot(Category.PREFERENCE, _SEMANTIC, _VOLATILE, 0.5),
+    "habit": _Slot(Category.PREFERENCE, _SEMANTIC, _VOLATILE, 0.5),
     "loyalty": _Slot(Category.ACCOUNT, _SEMANTIC, _STABLE, 0.85),
     "bank": _Slot(Category.ACCOUNT, _SEMANTIC, _STABLE, 0.9),
     "document": _Slot(Category.IDENTITY, _SEMANTIC, _STABLE, 0.85),
@@ -167,7 +168,7 @@ def _chunks(piece: str) -> list[str]:
     return [*chunks, piece] if piece else chunks
 
 
-_GENERIC = frozenset({"like", "dislike", "switch", "avoid"})
+_GENERIC = frozenset({"like", "dislike", "switch", "avoid", "habit"})
 _CONTEXT_KINDS = frozenset({"relation", "home", "moved"})
 
 

@@ -211,6 +211,14 @@ def _switch(fact: Fact, get: Get) -> str | None:
     return f"{_topic(fact)} {before}{_ro(value)} 바꿨다."
 
 
+def _habit(fact: Fact, get: Get) -> str | None:
+    value = get("value")
+    if not value:
+        return None
+    verb = "탄다" if fact.key.endswith("commute") else "마신다" if "drink" in fact.key else "먹는다"
+    return f"{_topic(fact)} {particle(value, '을', '를')} 즐겨 {verb}."
+
+
 def _seat(fact: Fact, get: Get) -> str | None:
     return f"{_topic(fact)} {word(get('seat'))} 좌석을 선호한다."
 
@@ -319,6 +327,7 @@ _RENDER: dict[str, Callable[[Fact, Get], str | None]] = {
     "dislike": _like("싫어한다"),
     "avoid": _avoid,
     "switch": _switch,
+    "habit": _habit,
     "seat": _seat,
     "diet": _diet,
     "allergy": _allergy,

@@ -156,6 +156,46 @@ def _build_switch(match: re.Match[str], said: Said) -> list[Fact]:
     ]
 
 
+_HABIT_VERBS = {
+    "drink": "drinks",
+    "have": "has",
+    "take": "takes",
+    "use": "uses",
+    "ride": "rides",
+    "drive": "drives",
+    "마시": "마신다",
+    "먹": "먹는다",
+    "타": "탄다",
+}
+
+
+def _build_habit(match: re.Match[str], said: Said) -> list[Fact]:
+    """ "I drink coffee every morning", "매일 아침 커피를 마셔요": a standing preference of a
+    known topic (drink, milk, commute...), so that a later switch supersedes it."""
+    value = re.sub(r"\s+", " ", match["value"].strip(" .,'\"")).strip()
+    value = re.sub(r"^(?:a|an|the|my|some)\s+", "", value, flags=re.I)
+    lowered = value.lower()
+    topic = en_words.PREFERENCE_TOPICS.get(lowered) or en_words.PREFERENCE_TOPICS.get(value)
+    if topic is None:
+        return []
+    verb = match["verb"].lower()
+    when = re.sub(r"\s+", " ", (match.groupdict().get("when") or "").strip())
+    if HANGUL.search(value):
+        statement = f"The user {when} {value}".strip()  # restated in Korean by phrases.py
+    else:
+        tail = f" {when}" if when else ""
+        statement = f"The user {_HABIT_VERBS.get(verb, verb + 's')} {value}{tail}."
+    return [
+        Fact(
+            "habit",
+            f"preference.{topic}",
+            statement,
+            (attr("value", value),),
+            valid_from=moved_since(said),
+        )
+    ]
+
+
 def _has_word(text: str, word: str) -> bool:
     return re.search(rf"\b{re.escape(word)}\b", text, re.I) is not None
 
@@ -180,5 +220,6 @@ BUILDERS: dict[str, Builder] = {
     "like": _preference("like", "likes"),
     "dislike": _preference("dislike", "dislikes"),
     "switch": _build_switch,
+    "habit": _build_habit,
     "instruction": _build_instruction,
 }
