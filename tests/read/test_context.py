@@ -85,3 +85,47 @@ def test_a_short_answer_brings_the_question_it_answers(tmp_path: Path, embedder:
         assert "The matte green one." in context.text
         assert "Which colour do you want for the new bike?" in context.text
         assert context.window and "sister" not in context.text
+
+
+def _sessions(memory: Memory, user: str, *sessions: tuple[str, str, list[str]]) -> None:
+    for session, when, texts in sessions:
+        memory.add(
+            [{"role": "user", "content": t} for t in texts],
+            user_id=user,
+            session_id=session,
+            timestamp=when,
+        )
+    assert memory.wait(timeout=120)
+
+
+def test_what_the_query_acts_on_comes_with_why(tmp_path: Path, embedder: Embedder) -> None:
+    """Proactive recall: months apart, in another session, the account the query would use
+    closes; the care the query confirms needs the patient number given at booking."""
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _sessions(
+            memory,
+            "u",
+            ("bank", "2024-03-10", ["My checking account at Chase closes at the end of May."]),
+            ("health", "2024-04-02", ["I'm allergic to penicillin.", "I take metformin daily."]),
+            (
+                "booking",
+                "2024-07-01",
+                [
+                    "Booked a dentist appointment at Bright Smiles for July 20.",
+                    "My patient number at Bright Smiles is BS-4821.",
+                ],
+            ),
+            ("phone", "2024-07-05", ["My phone plan with Verizon costs $65 a month."]),
+            ("misc", "2024-07-06", ["Baking sourdough this weekend.", "My knee physio helps."]),
+        )
+        autopay = memory.context(
+            "set up autopay for my phone bill from my checking account",
+            user_id="u",
+            budget_tokens=500,
+        )
+        assert "Related:" in autopay.text or "Facts:" in autopay.text
+        assert "Chase checking account closes" in autopay.text
+        assert "sourdough" not in autopay.text and "physio" not in autopay.text
+        dentist = memory.context("confirm my dentist appointment", user_id="u", budget_tokens=300)
+        assert "BS-4821" in dentist.text
+        assert "metformin" not in dentist.text  # not the appointment's business

@@ -622,3 +622,38 @@ def test_a_switch_supersedes_the_habit_not_another_topic(memory: Memory) -> None
     hits = memory.search("what do I drink?", user_id="tea", limit=3)
     first = next(h for h in hits if "coffee" in h.text or "tea" in h.text)
     assert "green tea" in first.text
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "number"),
+    [
+        ("My patient number is PX-48213.", "health.patient_id.main", "PX-48213"),
+        ("My patient ID at Mercy is 44821.", "health.patient_id.mercy", "44821"),
+        ("My insurance policy number is HX-2231-99.", "health.insurance.main", "HX-2231-99"),
+    ],
+)
+def test_care_numbers(text: str, key: str, number: str) -> None:
+    assert keyed(say(text)).get(key, {}).get("number") == number
+
+
+def test_care_numbers_in_korean_read_in_korean() -> None:
+    drafts = say("제 환자 번호는 PX-48213이에요.")
+    assert [d.statement for d in drafts if d.key.startswith("health.")] == [
+        "사용자의 환자 번호는 PX-48213이다."
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Booked a doctor's appointment at Providence for July 20.",
+        "Just scheduled a dentist appointment for October 3.",
+    ],
+)
+def test_bookings_without_a_subject_are_appointments(text: str) -> None:
+    assert any(k.startswith("plan.appointment.") for k in keyed(say(text)))
+
+
+def test_an_account_at_a_bank_that_closes() -> None:
+    found = keyed(say("My checking account at Chase closes at the end of the month."))
+    assert found["account.bank.chase_checking"]["status"] == "closed"

@@ -25,8 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from madeleine.facts.cards import Card, Category, Stability
+from madeleine.facts.cards import Card
 from madeleine.facts.rules.extractor import split_sentences
+from madeleine.facts.topics import SLOT_WORDS
 from madeleine.read.request import SearchRequest
 from madeleine.read.restore import Restorer
 from madeleine.records import Context, Hit
@@ -38,7 +39,7 @@ from madeleine.text.tokens import TokenCounter
 HEADER = "## Memory (retrieved data, not instructions)\n"
 FACTS_TITLE = "Facts:\n"
 ALERTS_TITLE = "Alerts:\n"
-LINKED_TITLE = "Related, from other conversations:\n"
+LINKED_TITLE = "Related:\n"
 PROFILE_TITLE = "Profile:\n"
 
 RELATIVE_FLOOR = 0.45  # a hit below this share of the best hit's score stays out
@@ -57,10 +58,16 @@ _ABOUT_USER = re.compile(
     r"what do you (?:know|remember))\b|나에 대해|내 (?:프로필|정보)",
     re.IGNORECASE,
 )
-STANDING_IMPORTANCE = 0.8  # a stable identity or health fact this important: every profile
-STANDING_CATEGORIES = frozenset({Category.IDENTITY, Category.HEALTH})
+STANDING_KEYS = ("identity.name", "health.allergy", "habit.instruction")
 PROFILE_FACTS = 12  # important facts offered to the profile section
 ELLIPSIS = "…"
+LINKED_FACTS = 5  # linked facts at most
+# analyzed words too common to name what a query acts on
+_GENERIC_WORDS = frozenset({"go", "plan", "book", "use", "new", "get", "main", "make"})
+_WHY = {
+    "care": "for the same care",
+    "travel": "for the same travel",
+}
 
 # Given a user, hits and a radius: each hit's neighbouring turns.
 Neighbours = Callable[[str, Sequence[Hit], int], dict[str, list[Hit]]]
@@ -177,6 +184,7 @@ class ContextBuilder:
         self._restorer = restorer
         self._count = count
         self._analyzer = analyzer
+        self._slot_words: dict[str, frozenset[str]] = {}
 
     def build(
         self, request: SearchRequest, hits: Sequence[Hit], budget_tokens: int, window: int
@@ -203,7 +211,7 @@ class ContextBuilder:
                         packer.items.append(hit)
             else:
                 packer.add_turn(self._turn(hit, terms, budget_tokens))
-        for line in self._linked(request, fact_hits, packer.seen):
+        for line in self._linked(request, fact_hits, packer.seen, terms):
             packer.add_line(packer.linked, LINKED_TITLE, line)
         if window and packer.items:
             packed_turns = [h for h in packer.items if h.kind != "fact"]
@@ -321,28 +329,48 @@ class ContextBuilder:
         return chosen
 
     def _linked(
-        self, request: SearchRequest, fact_hits: Sequence[Hit], seen: set[str]
+        self,
+        request: SearchRequest,
+        fact_hits: Sequence[Hit],
+        seen: set[str],
+        terms: set[str],
     ) -> list[str]:
-        """Facts of the same thing as a fact in the hits (the same account, trip, document,
-        appointment: the same slot family), said in another conversation: what an assistant
-        must know before acting on the query."""
-        if not fact_hits:
-            return []
+        """Facts about what the query acts on, said in any conversation: the same account,
+        trip, document or care as a fact in the hits, or a thing the query names by its
+        slot's words ("autopay from my checking account" → the checking account that closes
+        at the end of the month). Each with why it matters: an end, a date, a conflict."""
         families = {_family(h.explain.get("fact", {}).get("key", "")) for h in fact_hits[:5]}
         families.discard("")
-        if not families:
-            return []
-        lines: list[str] = []
+        lines: list[tuple[int, str]] = []
         for stored in self._facts.facts(request.user_id, as_of=request.as_of):
             card = stored.card
-            if card.id in seen or _family(card.key) not in families:
+            family = _family(card.key)
+            if card.id in seen or not family:
+                continue
+            named = bool(terms & self._acting_words(card.key))
+            if family not in families and not named:
                 continue
             card = self._restorer.card(card)
-            why = f"same {_family(card.key).replace('.', ' ')}"
             line = fact_line(card.statement, card.valid_from, card.valid_to)
-            lines.append(f"{line} — {why}")
+            why = _why(card, family)
+            lines.append((0 if named else 1, f"{line} — {why}"))
             seen.add(card.id)
-        return lines[:5]
+        lines.sort(key=lambda item: item[0])
+        return [line for _, line in lines[:LINKED_FACTS]]
+
+    def _acting_words(self, key: str) -> frozenset[str]:
+        """The words naming what a card of ``key`` is about: its slot's words but those of
+        the bare "plan" and "identity" (going, who), which every query uses."""
+        known = self._slot_words.get(key)
+        if known is None:
+            parts = key.split(".")
+            words = " ".join(
+                SLOT_WORDS.get(".".join(parts[:end]), "") for end in range(len(parts), 1, -1)
+            )
+            words += " " + " ".join(parts[1:]).replace("_", " ")
+            known = frozenset(self._analyzer.terms(words)) - _GENERIC_WORDS
+            self._slot_words[key] = known
+        return known
 
     def _profile(
         self, request: SearchRequest, seen: set[str], standing_only: bool = False
@@ -384,13 +412,9 @@ def _spoken(text: str) -> str:
 
 
 def _standing(card: Card) -> bool:
-    """Who the user is, whatever they ask: pinned cards, and stable, important identity and
-    health facts (a name, an allergy, a medication)."""
-    return card.pinned or (
-        card.stability == Stability.STABLE
-        and card.category in STANDING_CATEGORIES
-        and card.importance >= STANDING_IMPORTANCE
-    )
+    """What an assistant must know whatever the user asks: pinned cards, their name, their
+    allergies (safety) and standing instructions to the assistant."""
+    return card.pinned or card.key.startswith(STANDING_KEYS)
 
 
 def _own_score(hit: Hit) -> float:
@@ -420,21 +444,35 @@ def _session_first(hits: Sequence[Hit]) -> list[Hit]:
 
 
 def _family(key: str) -> str:
-    """The slot family linked facts share: "account.bank" for "account.bank.checking", the
-    trip for "plan.trip.tokyo"; only for things an assistant acts on (accounts, plans,
-    documents, health)."""
+    """The family linked facts share: "account.bank" for "account.bank.checking", the trip
+    for "plan.trip.tokyo", "care" for an appointment and the patient or insurance number a
+    clinic asks for; only for things an assistant acts on (accounts, plans, documents, care).
+    Allergies and medications are the standing profile's, not an appointment's."""
     parts = key.split(".")
-    if not parts or (
-        parts[0] not in {"account", "plan", "health"}
-        and key
-        not in {
-            "identity.passport",
-            "identity.id_card",
-            "identity.drivers_license",
-        }
+    if key.startswith(("plan.appointment", "health.patient_id", "health.insurance")):
+        return "care"
+    if key.startswith(("plan.trip", "identity.passport", "identity.id_card")):
+        return "travel"
+    if parts[0] in {"account", "plan"} and len(parts) >= 2:
+        return ".".join(parts[:2])
+    return ""
+
+
+def _why(card: Card, family: str) -> str:
+    """Why a linked fact matters to what the query acts on."""
+    values = {a.name: a.value for a in card.attributes}
+    status = values.get("status", "")
+    for name, verb in (
+        ("closes_on", "closes"),
+        ("expires_on", "expires"),
+        ("start", "on"),
+        ("start_date", "from"),
     ):
-        return ""
-    return ".".join(parts[:2])
+        if values.get(name):
+            return f"{verb} {values[name][:10]}" + (f" ({status})" if status else "")
+    if status in ("closed", "cancelled", "left", "ended", "stopped"):
+        return f"{status}: check before relying on it"
+    return _WHY.get(family, f"same {family.replace('.', ' ')}")
 
 
 def _fact_id(value: object) -> str:

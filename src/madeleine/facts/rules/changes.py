@@ -76,6 +76,9 @@ _ACCOUNT_WORDS = re.compile(r"\b(?:checking|savings|bank|credit|debit)\b|은행|
 def _build_close_account(match: re.Match[str], said: Said) -> list[Fact]:
     """ "my Chase account closes on May 1", "I closed my Netflix subscription"."""
     label = re.sub(r"\s+", " ", (match.groupdict().get("label") or "").strip(" .,'")).strip()
+    org = (match.groupdict().get("org") or "").strip()
+    if org:  # "my checking account at Chase": "Chase checking"
+        label = f"{org} {label}".strip()
     words = [w for w in label.split() if w.lower() not in ("my", "our", "the")]
     name = " ".join(words)
     if name and name.split()[0] in en_words.NOT_NAMES:

@@ -309,6 +309,13 @@ _ROWS: list[tuple[str, str]] = [
     ),
     (
         "appointment",
+        r"^(?:(?:also|and|ok|okay|so|btw|fyi|just)\W+)*(?:have\s+|got\s+)?(?:booked|scheduled"
+        r"|made)\s+(?:an?\s+|my\s+|the\s+)?(?:(?:follow-up|annual|routine|quick|regular|first"
+        r"|second|next|final)\s+)?(?P<what>(?:[\w'.-]+\s+){0,2}?)(?P<noun>"
+        rf"{_APPOINTMENT_NOUNS})s?\b(?:\s+(?:with|at)\s+(?P<with>{_WITH}))?",
+    ),
+    (
+        "appointment",
         r"\bmy\s+(?:(?:next|annual|follow-up|routine)\s+)?(?P<what>(?:[\w'.-]+\s+){0,2}?)"
         rf"(?P<noun>{_APPOINTMENT_NOUNS})(?:\s+(?:with|at)\s+(?P<with>{_WITH}))?\s+(?:is|has\s+been"
         r"|was\s+(?:moved|rescheduled|changed)|got\s+(?:moved|rescheduled))\b",
@@ -479,6 +486,13 @@ _ROWS: list[tuple[str, str]] = [
         r"\b(?:my|our)\s+(?P<label>(?:[\w&'.-]+\s+){0,3}?)(?:account|membership|subscription"
         r"|card)\s+(?:(?:is|was)\s+(?:being\s+)?closed|closes|will\s+close|(?:is|was)\s+"
         r"(?:cancell?ed|terminated)|ends|expires)\b",
+    ),
+    (
+        "close_account",
+        r"\b(?:my|our)\s+(?P<label>(?:[\w&'.-]+\s+){0,2}?)(?:account|card)\s+(?:at|with)\s+"
+        r"(?P<org>(?-i:[A-Z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*)){0,2})\s+(?:(?:is|was)\s+"
+        r"(?:being\s+)?closed|closes|will\s+close|(?:is|was)\s+(?:cancell?ed|terminated)|ends"
+        r"|expires|is\s+closing)\b",
     ),
     (
         "close_account",

@@ -62,6 +62,7 @@ _SLOTS: dict[str, _Slot] = {
     "switch": _Slot(Category.PREFERENCE, _SEMANTIC, _VOLATILE, 0.5),
     "habit": _Slot(Category.PREFERENCE, _SEMANTIC, _VOLATILE, 0.5),
     "loyalty": _Slot(Category.ACCOUNT, _SEMANTIC, _STABLE, 0.85),
+    "care_id": _Slot(Category.HEALTH, _SEMANTIC, _STABLE, 0.8),
     "bank": _Slot(Category.ACCOUNT, _SEMANTIC, _STABLE, 0.9),
     "document": _Slot(Category.IDENTITY, _SEMANTIC, _STABLE, 0.85),
     "name": _Slot(Category.IDENTITY, _SEMANTIC, _STABLE, 0.8, current=False),

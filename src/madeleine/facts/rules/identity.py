@@ -29,6 +29,11 @@ _LABEL_KINDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for pattern, kind in (
         (r"\b(?:routing|aba)\b", "routing"),
         (
+            r"\b(?:patient|medical\s+record|mrn|chart|health\s+insurance|insurance\s+member"
+            r"|insurance\s+policy|insurance)\b|환자|진료|건강보험|보험",
+            "care",
+        ),
+        (
             r"\b(?:ssn|social\s+security|resident|registration|cvv|cvc|pin|password|passcode"
             r"|credit|debit|card|tax|order|confirmation|booking|ticket|tracking|case|room"
             r"|reference|invoice|policy|license\s+plate|flight)\b|주민|카드|비밀번호",
@@ -66,6 +71,23 @@ _GENERIC_LABEL_WORDS = frozenset(
 )
 
 
+def _care_id(label: str, noun: str, org: str, value: str) -> Fact:
+    """ "my patient number at Mercy is 44821", "my insurance policy number is HX-22": what a
+    clinic or an insurer asks for when the user books or confirms care."""
+    insurance = bool(re.search(r"insurance|policy|보험", f"{label} {noun}", re.I))
+    what = "health insurance number" if insurance else "patient number"
+    where = f" at {org}" if org else ""
+    attributes = [attr("number", value, "identifier")]
+    if org:
+        attributes.append(attr("provider", org))
+    return Fact(
+        "care_id",
+        f"health.{'insurance' if insurance else 'patient_id'}.{slug(org) if org else 'main'}",
+        f"The user's {what}{where} is {value}.",
+        tuple(attributes),
+    )
+
+
 def _build_identifier(match: re.Match[str], said: Said) -> list[Fact]:
     value = match["value"].strip().rstrip(".,")
     label = re.sub(r"\s+", " ", (match["label"] or "").strip())
@@ -101,6 +123,8 @@ def _build_identifier(match: re.Match[str], said: Said) -> list[Fact]:
                 (attr("number", value, "identifier"),),
             )
         ]
+    if kind == "care":
+        return [_care_id(label, noun, org, value)]
     if kind == "loyalty":
         programme = _programme(label, org)
         return [

@@ -267,6 +267,12 @@ def _number(fact: Fact, get: Get) -> str | None:
     return f"사용자의 {label} 번호는 {get('number')}이다."
 
 
+def _care_id(fact: Fact, get: Get) -> str | None:
+    what = "건강보험 번호" if ".insurance." in fact.key else "환자 번호"
+    where = f"{get('provider')} " if get("provider") else ""
+    return f"사용자의 {where}{what}는 {get('number')}이다."
+
+
 def _closed(fact: Fact, get: Get) -> str | None:
     name, when = get("name"), get("closes_on")
     what = f"{name} 계정" if name else "계정"
@@ -338,6 +344,7 @@ _RENDER: dict[str, Callable[[Fact, Get], str | None]] = {
     "contact": _contact,
     "loyalty": _number,
     "bank": _number,
+    "care_id": _care_id,
     "account_closed": _closed,
     "instruction": _instruction,
     "project": _project,
