@@ -34,7 +34,7 @@ def _own(scenario: Scenario) -> list[str]:
     return [
         str(m["content"])
         for s in scenario.sessions
-        if not s.id.startswith("smalltalk-")
+        if not s.id.startswith(("smalltalk-", "other-"))
         for m in s.messages
     ]
 
@@ -276,3 +276,47 @@ def test_mentions_matches_whole_words_and_korean_stems() -> None:
     assert not mentions("21:00", "1:00")
     assert mentions("해운대로 이사 왔어요", "해운대")
     assert mentions("Moved to DENVER", ["Boulder", "denver"])
+
+
+def test_suites_are_declared_as_package_data() -> None:
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"]["madeleine"]
+    assert "bench/suites/*.json" in patterns
+    shipped = root / "src" / "madeleine" / "bench" / "suites"
+    assert {p.name for p in shipped.glob("*.json")} == {
+        f"{kind}_{language}.json"
+        for kind in ("truth", "context", "distractors")
+        for language in LANGUAGES
+    }
+
+
+def test_context_scenarios_get_more_small_talk_than_truth_ones() -> None:
+    context = load_suite("context", languages=["ko"])[0]
+    truth = load_suite("truth", languages=["ko"])[0]
+    small = [s for s in context.sessions if s.id.startswith("smalltalk-")]
+    assert len(small) == 8
+    assert sum(s.id.startswith("smalltalk-") for s in truth.sessions) == 3
+    assert len({tuple(m["content"] for m in s.messages) for s in small}) == 8
+
+
+def test_companion_sessions_compete_but_do_not_give_answers_away() -> None:
+    plain = {s.id: s for s in load_suite("context", distractors=False)}
+    borrowed_any = False
+    for scenario in load_suite("context"):
+        borrowed = [s for s in scenario.sessions if s.id.startswith("other-")]
+        borrowed_any = borrowed_any or bool(borrowed)
+        assert all(s.time < scenario.last_time for s in borrowed)
+        assert scenario.last_time == max(s.time for s in plain[scenario.id].sessions)
+        names = {m.get("name") for s in borrowed for m in s.messages if m["role"] == "user"}
+        assert names <= {scenario.user}
+        owners = {s.id.rsplit("-", 1)[0].removeprefix("other-") for s in borrowed}
+        assert all(plain[o].split == scenario.split for o in owners), scenario.id
+        texts = [str(m["content"]) for s in borrowed for m in s.messages]
+        for raw in scenario.questions:
+            for fact in KeyFactQuestion.parse(raw).facts:
+                leaked = [t for t in texts if mentions(t, fact)]
+                assert not leaked, (scenario.id, fact, leaked)
+    assert borrowed_any

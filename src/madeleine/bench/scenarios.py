@@ -15,7 +15,11 @@ Every scenario belongs to the ``dev`` or the ``test`` half: tune on ``dev``, rep
 
 ``distractors_<language>.json`` holds small-talk and off-topic sessions (``{name}`` stands for
 the user's name, so greetings name the user: "Nice to meet you, {name}!"); each scenario gets
-a few of them, dated between its own sessions, chosen deterministically from its position.
+``distractors_per_scenario`` of them (a suite file's setting, default 3), dated between its own
+sessions, chosen deterministically from its position. A suite file may also set
+``companions_per_scenario``: each scenario then also holds the sessions of that many other
+scenarios of its split dated before its own last session (the user's other matters, renamed
+to the user), so that its questions compete with other accounts, dates and plans.
 """
 
 from __future__ import annotations
@@ -52,14 +56,11 @@ class Scenario:
     user: str
     sessions: tuple[Session, ...]
     questions: tuple[dict[str, Any], ...]
+    last_time: datetime  # of the scenario's own sessions: questions are asked a day later
 
     @property
     def turns(self) -> int:
         return sum(len(s.messages) for s in self.sessions)
-
-    @property
-    def last_time(self) -> datetime:
-        return max(s.time for s in self.sessions)
 
     def messages(self) -> Iterable[str]:
         """Every message's content (distractors included)."""
@@ -132,14 +133,18 @@ def _session(raw: dict[str, Any], user: str, where: str) -> Session:
 
 
 def _distracted(
-    sessions: list[Session], pool: Sequence[list[dict[str, Any]]], user: str, position: int
+    sessions: list[Session],
+    pool: Sequence[list[dict[str, Any]]],
+    user: str,
+    position: int,
+    count: int = DISTRACTORS_PER_SCENARIO,
 ) -> list[Session]:
-    """The scenario's sessions with a few distractor sessions dated between them (a day after
-    the first ones, and after the last)."""
+    """The scenario's sessions with ``count`` distractor sessions dated between them (a day
+    after each of the first ones, the rest after the last)."""
     ordered = sorted(sessions, key=lambda s: s.time)
     extra = []
-    for n in range(DISTRACTORS_PER_SCENARIO):
-        raw = pool[(position * DISTRACTORS_PER_SCENARIO + n) % len(pool)]
+    for n in range(count):
+        raw = pool[(position * count + n) % len(pool)]
         anchor = ordered[min(n, len(ordered) - 1)].time
         messages = tuple(
             {
@@ -151,6 +156,35 @@ def _distracted(
         )
         extra.append(Session(f"smalltalk-{n + 1}", anchor + timedelta(days=1, hours=n), messages))
     return sorted([*ordered, *extra], key=lambda s: s.time)
+
+
+def _companions(
+    raws: Sequence[dict[str, Any]],
+    own: Sequence[Sequence[Session]],
+    position: int,
+    count: int,
+    user: str,
+) -> list[Session]:
+    """The sessions of the next ``count`` scenarios of the same split, as this user's own
+    other matters (renamed to this user): competing accounts, dates and plans."""
+    split = raws[position]["split"]
+    same = [n for n, raw in enumerate(raws) if raw["split"] == split]
+    at = same.index(position)
+    chosen = [same[(at + step) % len(same)] for step in range(1, count + 1)]
+    borrowed = []
+    for n in dict.fromkeys(c for c in chosen if c != position):
+        other = str(raws[n]["user"])
+        for session in own[n]:
+            messages = tuple(
+                {
+                    **m,
+                    "content": str(m["content"]).replace(other, user),
+                    **({"name": user} if m["role"] == "user" else {}),
+                }
+                for m in session.messages
+            )
+            borrowed.append(Session(f"other-{raws[n]['id']}-{session.id}", session.time, messages))
+    return borrowed
 
 
 def load_suite(
@@ -175,22 +209,34 @@ def load_suite(
         if languages and language not in languages:
             continue
         pool = load_distractors(language) if distractors else []
-        for position, raw in enumerate(data["scenarios"]):
+        count = int(data.get("distractors_per_scenario", DISTRACTORS_PER_SCENARIO))
+        companions = int(data.get("companions_per_scenario", 0)) if distractors else 0
+        raws = list(data["scenarios"])
+        own: list[list[Session]] = []
+        for raw in raws:
             where = f"{name}: scenario {raw.get('id')!r}"
             if raw.get("split") not in SPLITS:
                 raise ValueError(f"{where}: split must be one of {SPLITS}")
+            own.append([_session(s, str(raw["user"]), where) for s in raw["sessions"]])
+        for position, raw in enumerate(raws):
             user = str(raw["user"])
-            sessions = [_session(s, user, where) for s in raw["sessions"]]
+            sessions = list(own[position])
             if pool:
-                sessions = _distracted(sessions, pool, user, position)
+                sessions = _distracted(sessions, pool, user, position, count)
+            last = max(s.time for s in own[position])
+            if companions:
+                sessions += [
+                    s for s in _companions(raws, own, position, companions, user) if s.time < last
+                ]
             scenarios.append(
                 Scenario(
                     id=str(raw["id"]),
                     language=language,
                     split=str(raw["split"]),
                     user=user,
-                    sessions=tuple(sessions),
+                    sessions=tuple(sorted(sessions, key=lambda s: s.time)),
                     questions=tuple(raw["questions"]),
+                    last_time=last,
                 )
             )
     ids = [s.id for s in scenarios]
