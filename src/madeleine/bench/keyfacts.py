@@ -185,8 +185,8 @@ def run_context(
     scenarios: Sequence[Scenario] | None = None,
     progress: Callable[[str, int], Any] | None = None,
 ) -> ContextResult:
-    """Feed every scenario of the split into a fresh store, then build each question's
-    context at every budget."""
+    """Feed every scenario of the split into a fresh store (``data_dir``, or a temporary
+    directory removed afterwards), then build each question's context at every budget."""
     chosen = (
         list(scenarios)
         if scenarios is not None
@@ -194,7 +194,18 @@ def run_context(
     )
     if not chosen:
         raise ValueError("no context scenarios selected")
-    workdir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="madeleine-context-"))
+    with tempfile.TemporaryDirectory(prefix="madeleine-context-") as scratch:
+        workdir = Path(data_dir) if data_dir else Path(scratch)
+        return _run(workdir, chosen, memory_kwargs, progress, budgets)
+
+
+def _run(
+    workdir: Path,
+    chosen: Sequence[Scenario],
+    memory_kwargs: dict[str, Any] | None,
+    progress: Callable[[str, int], Any] | None,
+    budgets: Sequence[int],
+) -> ContextResult:
     result = ContextResult(tuple(budgets))
     with Memory(workdir, **(memory_kwargs or memory_options(None))) as memory:
         build_store(memory, chosen, progress)

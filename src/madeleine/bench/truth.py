@@ -208,7 +208,8 @@ def run_truth(
     scenarios: Sequence[Scenario] | None = None,
     progress: Callable[[str, int], Any] | None = None,
 ) -> TruthResult:
-    """Feed every scenario of the split into a fresh store, then ask its questions."""
+    """Feed every scenario of the split into a fresh store (``data_dir``, or a temporary
+    directory removed afterwards), then ask its questions."""
     chosen = (
         list(scenarios)
         if scenarios is not None
@@ -216,7 +217,17 @@ def run_truth(
     )
     if not chosen:
         raise ValueError("no truth scenarios selected")
-    workdir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="madeleine-truth-"))
+    with tempfile.TemporaryDirectory(prefix="madeleine-truth-") as scratch:
+        workdir = Path(data_dir) if data_dir else Path(scratch)
+        return _run(workdir, chosen, memory_kwargs, progress)
+
+
+def _run(
+    workdir: Path,
+    chosen: Sequence[Scenario],
+    memory_kwargs: dict[str, Any] | None,
+    progress: Callable[[str, int], Any] | None,
+) -> TruthResult:
     result = TruthResult()
     with Memory(workdir, **(memory_kwargs or memory_options(None))) as memory:
         build_store(memory, chosen, progress)
