@@ -308,8 +308,9 @@ def test_companion_sessions_compete_but_do_not_give_answers_away() -> None:
     for scenario in load_suite("context"):
         borrowed = [s for s in scenario.sessions if s.id.startswith("other-")]
         borrowed_any = borrowed_any or bool(borrowed)
-        assert all(s.time < scenario.last_time for s in borrowed)
-        assert scenario.last_time == max(s.time for s in plain[scenario.id].sessions)
+        own_last = max(s.time for s in plain[scenario.id].sessions)
+        assert all(s.time < own_last for s in borrowed)
+        assert scenario.last_time == max(s.time for s in scenario.sessions)
         names = {m.get("name") for s in borrowed for m in s.messages if m["role"] == "user"}
         assert names <= {scenario.user}
         owners = {s.id.rsplit("-", 1)[0].removeprefix("other-") for s in borrowed}
@@ -320,3 +321,12 @@ def test_companion_sessions_compete_but_do_not_give_answers_away() -> None:
                 leaked = [t for t in texts if mentions(t, fact)]
                 assert not leaked, (scenario.id, fact, leaked)
     assert borrowed_any
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_questions_are_asked_after_every_session(suite: str) -> None:
+    for scenario in load_suite(suite):
+        assert scenario.last_time == max(s.time for s in scenario.sessions)
+        for raw in scenario.questions:
+            if raw.get("now"):
+                assert datetime.fromisoformat(raw["now"]) > scenario.last_time

@@ -56,7 +56,7 @@ class Scenario:
     user: str
     sessions: tuple[Session, ...]
     questions: tuple[dict[str, Any], ...]
-    last_time: datetime  # of the scenario's own sessions: questions are asked a day later
+    last_time: datetime  # the scenario's last session: questions are asked a day later
 
     @property
     def turns(self) -> int:
@@ -223,10 +223,13 @@ def load_suite(
             sessions = list(own[position])
             if pool:
                 sessions = _distracted(sessions, pool, user, position, count)
-            last = max(s.time for s in own[position])
+            own_last = max(s.time for s in own[position])
+            last = max(s.time for s in sessions)  # small talk may follow the last own session
             if companions:
                 sessions += [
-                    s for s in _companions(raws, own, position, companions, user) if s.time < last
+                    s
+                    for s in _companions(raws, own, position, companions, user)
+                    if s.time < own_last
                 ]
             scenarios.append(
                 Scenario(
