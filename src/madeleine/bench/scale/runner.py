@@ -299,6 +299,8 @@ def _search(memory: Memory, user: SyntheticUser, embedder: Embedder, report: Pro
     """A cold first query (loads the vectors, builds the ANN index), warm-up, then the set."""
 
     def run(text: str, channels: Sequence[str] | None = None) -> tuple[float, list[Any]]:
+        # every query is embedded for real: repeated texts would hit the searcher's cache
+        memory._engine.searcher.forget_queries()
         t0 = time.perf_counter()
         hits = memory.search(text, user_id=user.user_id, limit=10, now=user.now, channels=channels)
         return (time.perf_counter() - t0) * 1000, hits

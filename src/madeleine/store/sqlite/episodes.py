@@ -276,6 +276,14 @@ class EpisodeTables:
         )
         return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
+    def vector_count(self, user_id: str) -> int:
+        row = (
+            self._db.get()
+            .execute("SELECT count(*) FROM episode_vectors WHERE user_id = ?", (user_id,))
+            .fetchone()
+        )
+        return int(row[0])
+
     def user_vectors(self, user_id: str, after_id: int = 0) -> UserVectors:
         rows = (
             self._db.get()
