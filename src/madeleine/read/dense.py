@@ -90,6 +90,20 @@ class DenseIndex:
         with self._lock:
             self._cache.pop(user_id, None)
 
+    def follow(self, user_ids: set[str]) -> None:
+        """After an ingest: refresh the rows of these users when they are large enough for
+        the ANN index, and bring their index in line (the first search then finds it built).
+        Small users are left to their next search."""
+        for user_id in user_ids:
+            with self._lock:
+                cached = self._cache.get(user_id)
+            size = cached.ids.size if cached is not None else self._store.vector_count(user_id)
+            if size < self._ann.threshold:
+                continue
+            rows = self.rows(user_id)
+            if rows.ids.size >= self._ann.threshold:
+                self._ann.sync(user_id, rows.generation, rows.ids, rows.matrix)
+
     def size(self, user_id: str) -> int:
         return int(self.rows(user_id).ids.size)
 

@@ -30,3 +30,7 @@ class UserLRU(Generic[V]):
             self._entries.move_to_end(user_id)
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()

@@ -11,14 +11,14 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from madeleine.config import Settings
-from madeleine.embed.base import Embedder
+from madeleine.embed.base import Embedder, Vectors
 from madeleine.read.channels import (
     BM25Channel,
     Channel,
@@ -33,6 +33,7 @@ from madeleine.read.explain import ChannelEntry, Explain, FusionName, HitKind
 from madeleine.read.facts import FactIndex, FactsChannel
 from madeleine.read.fusion import Fusion, fusions
 from madeleine.read.graph import GraphIndex
+from madeleine.read.lru import UserLRU
 from madeleine.read.names import UserNames, rewrite
 from madeleine.read.query import analyze_query
 from madeleine.read.recipe import RECIPES, StageName
@@ -58,6 +59,8 @@ from madeleine.store.ports import EpisodeIndex, EventLog, FactRepository, GraphR
 from madeleine.store.records import StoredEpisode
 from madeleine.text.analyzer import Analyzer
 from madeleine.text.timeparse import from_epoch
+
+_RECENT_QUERIES = 256  # query embeddings kept (by exact text)
 
 
 class SearchStore(EpisodeIndex, EventLog, Protocol):
@@ -91,6 +94,9 @@ class Searcher:
         # walk runs there once the vector is in, while the calling thread runs the lexical
         # channel and the stages' lookups (SQLite frees the GIL): the dense cost hides theirs
         self._embedding_pool = ThreadPoolExecutor(1, thread_name_prefix="madeleine-query-embed")
+        # an agent often asks the same thing again (retries, the same question each turn):
+        # the embedding is the costliest step of a search, so recent ones are kept
+        self._recent_vectors: UserLRU[Vectors] = UserLRU(_RECENT_QUERIES)
         self._graph = (
             None if graph is None else GraphIndex(graph, settings, embedder.similarity_range, facts)
         )
@@ -165,7 +171,7 @@ class Searcher:
         text = rewrite(request.query, names)
         vector = None
         if any(self._wants_vector(c) for c in passage) or (merged and not passage):
-            vector = self._embedding_pool.submit(self._embedder.embed_queries, [text])
+            vector = self._query_vector(text)
         query = Query(
             request=request,
             analysis=analyze_query(text, self._analyzer, request.query, names),
@@ -183,6 +189,27 @@ class Searcher:
         if not merged and vector is not None:
             vector.cancel()
         return hits
+
+    def _query_vector(self, text: str) -> Future[Vectors]:
+        """The query's embedding: from the cache of recent queries, or computed on the
+        embedding thread while this one goes on."""
+        cached = self._recent_vectors.get(text)
+        if cached is not None:
+            done: Future[Vectors] = Future()
+            done.set_result(cached)
+            return done
+        pending = self._embedding_pool.submit(self._embedder.embed_queries, [text])
+
+        def keep(future: Future[Vectors]) -> None:
+            if not future.cancelled() and future.exception() is None:
+                self._recent_vectors.put(text, future.result())
+
+        pending.add_done_callback(keep)
+        return pending
+
+    def forget_queries(self) -> None:
+        """Drop the cached query embeddings (benchmarks time the embedding every time)."""
+        self._recent_vectors.clear()
 
     def _wants_vector(self, name: str) -> bool:
         channel = self._channels.get(name)
@@ -292,6 +319,10 @@ class Searcher:
 
     def forget(self, user_id: str) -> None:
         self._dense.forget(user_id)
+
+    def follow(self, user_ids: set[str]) -> None:
+        """The indexer committed episodes of these users: keep their dense index current."""
+        self._dense.follow(user_ids)
 
     def close(self) -> None:
         self._embedding_pool.shutdown(wait=True, cancel_futures=True)

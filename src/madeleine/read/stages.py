@@ -329,6 +329,9 @@ _PHATIC_WORDS = (
 )
 
 
+_PHATIC_KNOWN = 50_000  # episodes whose verdict is remembered, per process
+
+
 class PhaticStage:
     """Names are not topics: a turn that only greets, thanks or names someone ("Nice to meet
     you, Alex!") reads close to any short question about Alex, and carries no answer. Among
@@ -343,6 +346,8 @@ class PhaticStage:
         self._analyzer = analyzer
         self._factor = factor
         self._phatic = frozenset(analyzer.terms(_PHATIC_WORDS)) | frozenset(_PHATIC_WORDS.split())
+        # episode id -> phatic? (an episode's text never changes; ids are never reused)
+        self._known: dict[int, bool] = {}
 
     def effect(self, query: Query, scores: ScoreState | None) -> Effect | None:
         if scores is None or self._factor >= 1.0:
@@ -354,11 +359,22 @@ class PhaticStage:
         if pool_size <= 0:
             return None
         pool = np.argpartition(-total, pool_size - 1)[:pool_size]
-        episodes = query.episodes(self._store, [int(rows.ids[r]) for r in pool])
+        known = self._known
+        if len(known) > _PHATIC_KNOWN:
+            known.clear()
+        unknown = [i for i in (int(rows.ids[r]) for r in pool) if i not in known]
+        episodes = query.episodes(self._store, unknown) if unknown else {}
         scale = np.ones_like(total)
         for row in pool.tolist():
-            episode = episodes.get(int(rows.ids[row]))
-            if episode is not None and self.is_phatic(_spoken(episode.body, episode.speaker)):
+            episode_id = int(rows.ids[row])
+            phatic = known.get(episode_id)
+            if phatic is None:
+                episode = episodes.get(episode_id)
+                if episode is None:
+                    continue
+                phatic = self.is_phatic(_spoken(episode.body, episode.speaker))
+                known[episode_id] = phatic
+            if phatic:
                 scale[row] = self._factor
         if (scale == 1.0).all():
             return None

@@ -109,6 +109,10 @@ class EpisodeIndex(Protocol):
 
     def user_vectors(self, user_id: str, after_id: int = 0) -> UserVectors: ...
 
+    def vector_count(self, user_id: str) -> int:
+        """How many episode vectors the user has."""
+        ...
+
     def lexical_search(
         self,
         user_id: str,
@@ -145,6 +149,20 @@ class VectorIndex(Protocol):
         query: npt.NDArray[np.float32],
         limit: int,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]: ...
+
+    def sync(
+        self,
+        user_id: str,
+        generation: tuple[int, int],
+        ids: npt.NDArray[np.int64],
+        matrix: npt.NDArray[np.float32],
+    ) -> None:
+        """Bring the user's index in line with these rows ahead of a search."""
+        ...
+
+    def flush(self) -> None:
+        """Persist what is only in memory (on close)."""
+        ...
 
     def forget(self, user_id: str) -> None: ...
 

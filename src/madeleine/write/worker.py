@@ -49,6 +49,11 @@ class Indexer:
         self.lease_seconds = lease_seconds
         self.context_chars = context_chars
         self.worker_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        # called with the users whose episodes a drain committed, once it is done (the
+        # searcher's dense index follows them, so a large user's ANN grows with the ingest
+        # instead of being built by the first search)
+        self.followers: list[Callable[[set[str]], None]] = []
+        self._touched: set[str] = set()
         # seconds spent per step since this indexer started: what facts cost at ingest
         self.seconds: dict[str, float] = {
             "episodes": 0.0,
@@ -92,6 +97,7 @@ class Indexer:
                     facts.commit(tx, facts_prepared, now)
 
             self.store.commit_episodes(self.worker_id, done, derived)
+            self._touched.update(row.user_id for _, row in done if row is not None)
             self.seconds["commit"] += time.perf_counter() - mark
         except Exception as exc:
             log.exception("indexing a batch of %d jobs failed; they will be retried", len(jobs))
@@ -103,10 +109,22 @@ class Indexer:
         while True:
             claimed = self.run_batch()
             if claimed == 0:
+                self.follow()
                 return total
             total += claimed
             if progress is not None:
                 progress(claimed)
+
+    def follow(self) -> None:
+        """Tell the followers which users the batches since the last call touched."""
+        touched, self._touched = self._touched, set()
+        if not touched:
+            return
+        for follower in self.followers:
+            try:
+                follower(touched)
+            except Exception:  # a cache that could not follow is rebuilt by the next search
+                log.exception("a follower of the indexer failed")
 
     def _build(
         self, jobs: list[IndexJob]
@@ -217,6 +235,7 @@ class BackgroundWorker:
             try:
                 while not self._stop.is_set() and self._indexer.run_batch() > 0:
                     pass
+                self._indexer.follow()
             except Exception:
                 log.exception("the background indexer hit an error; retrying shortly")
             self._idle.set()

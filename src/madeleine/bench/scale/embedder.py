@@ -42,6 +42,7 @@ class PooledEmbedder:
         self.passthrough = True
         self.pooled = 0  # passages that got a pooled vector
         self.embedded = 0  # passages embedded for real
+        self.recorded: list[list[str]] | None = None  # passthrough batches, when recording
         self._pool: Vectors | None = None
 
     def set_pool(self, vectors: Vectors) -> None:
@@ -69,6 +70,8 @@ class PooledEmbedder:
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         if self.passthrough or self._pool is None:
             self.embedded += len(texts)
+            if self.recorded is not None:
+                self.recorded.append(list(texts))
             return self.real.embed_passages(texts)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         misses: list[int] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -62,15 +63,36 @@ def run_scale(
     pool_size: int = 2000,
     noise: float = 0.25,
     memory_options: dict[str, Any] | None = None,
+    reuse: bool = False,
 ) -> ScaleResult:
     """Build one synthetic user with ``episodes`` turns in a fresh store and measure it.
 
     The first ``real`` turns are embedded for real; the rest get pooled vectors unless
     ``full_embed``. ``workdir`` must be empty or missing (kept afterwards); without it a
-    temporary directory is used and removed. ``progress(stage, n)`` reports ``STAGES``.
+    temporary directory is used and removed. With ``reuse`` a store this function built
+    before in ``workdir`` with the same parameters is searched as it is; the real-path
+    ingest is then measured in a scratch store. ``progress(stage, n)`` reports ``STAGES``.
     """
+    manifest = {
+        "episodes": episodes,
+        "seed": seed,
+        "pool_size": pool_size,
+        "noise": noise,
+        "full_embed": full_embed,
+    }
+    reusing = False
     if workdir is not None and workdir.exists() and any(workdir.iterdir()):
-        raise ValueError(f"workdir {workdir} is not empty; the benchmark needs a fresh store")
+        if not reuse:
+            raise ValueError(
+                f"workdir {workdir} is not empty; the benchmark needs a fresh store (or --reuse)"
+            )
+        built = _read_manifest(workdir)
+        if built is None or built.get("manifest") != manifest:
+            raise ValueError(
+                f"workdir {workdir} does not hold a finished scale store built with "
+                f"{manifest}; empty it or pass the same parameters"
+            )
+        reusing = True
     load_start = os.getloadavg()
     started = time.perf_counter()
     user = generate_user(episodes, seed=seed, queries=queries, pool_size=pool_size)
@@ -88,12 +110,22 @@ def run_scale(
     rss_baseline = rss_now()
     options = {"background": False, **(memory_options or {})}
     report = progress or (lambda stage, n: None)
+    turns = [(s.id, t) for s in user.sessions for t in s.turns]
+    pooled.recorded = []
+    if reusing:
+        real_phase = _scratch_ingest(pooled, turns[: totals["real"]], options, report)
     try:
         with Memory(directory, embedder=pooled, **options) as memory:
-            turns = [(s.id, t) for s in user.sessions for t in s.turns]
-            real_phase = _ingest(memory, turns[: totals["real"]], "real", report)
+            if not reusing:
+                real_phase = _ingest(memory, turns[: totals["real"]], "real", report)
+            embed_alone = _embed_alone(real_embedder, pooled.recorded)
+            pooled.recorded = None
             pool_seconds = 0.0
-            if totals["pool"]:
+            if reusing:
+                bulk_phase = Phase("bulk")
+                built = _read_manifest(directory) or {}
+                pool_seconds = float(built.get("pool_seconds", 0.0))
+            elif totals["pool"]:
                 t0 = time.perf_counter()
                 vectors = np.empty((len(user.pool), pooled.dim), dtype=np.float32)
                 for start in range(0, len(user.pool), _POOL_BATCH):
@@ -103,9 +135,12 @@ def run_scale(
                 pooled.set_pool(vectors)
                 pool_seconds = time.perf_counter() - t0
             fallbacks_before = pooled.embedded
-            bulk_phase = _ingest(memory, turns[totals["real"] :], "bulk", report)
+            if not reusing:
+                bulk_phase = _ingest(memory, turns[totals["real"] :], "bulk", report)
             bulk_fallbacks = pooled.embedded - fallbacks_before if totals["pool"] else 0
             del turns
+            if not reusing and workdir is not None:
+                _write_manifest(directory, manifest, pool_seconds)
             stored = memory.stats()
             integrity = memory.integrity()
             rss_after_ingest = rss_now()
@@ -124,7 +159,13 @@ def run_scale(
         and integrity["orphan_episodes"] == 0
         and integrity["events_without_episode"] == 0
     )
-    notes = [
+    notes = []
+    if reusing:
+        notes.append(
+            f"The store in {directory} was built by an earlier run and reused as it was; "
+            "the real-path ingest was measured in a scratch store."
+        )
+    notes += [
         "Search latency is measured for real: queries are embedded by the real embedder and "
         "run through the full read path on the stored data.",
     ]
@@ -173,7 +214,51 @@ def run_scale(
         notes=notes,
         graph=graph,
         graph_cost_ms=search.graph_cost,
+        embed_alone=embed_alone,
+        reused=reusing,
     )
+
+
+_MANIFEST = "scale.json"
+
+
+def _read_manifest(directory: Path) -> dict[str, Any] | None:
+    try:
+        loaded = json.loads((directory / _MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def _write_manifest(directory: Path, manifest: dict[str, Any], pool_seconds: float) -> None:
+    record = {"manifest": manifest, "pool_seconds": pool_seconds}
+    (directory / _MANIFEST).write_text(json.dumps(record, indent=2) + "\n")
+
+
+def _scratch_ingest(
+    pooled: PooledEmbedder,
+    turns: list[tuple[str, Turn]],
+    options: dict[str, Any],
+    report: Progress,
+) -> Phase:
+    """The real-path ingest in a throwaway store (the reused store already holds the turns)."""
+    scratch = Path(tempfile.mkdtemp(prefix="madeleine-scale-real-"))
+    try:
+        with Memory(scratch, embedder=pooled, **options) as memory:
+            return _ingest(memory, turns, "real", report)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _embed_alone(embedder: Embedder, batches: list[list[str]] | None) -> Phase:
+    """The embedder by itself on exactly the batches the real-path ingest asked it for."""
+    phase = Phase("embedder")
+    for batch in batches or []:
+        t0 = time.perf_counter()
+        embedder.embed_passages(batch)
+        phase.index_seconds += time.perf_counter() - t0
+        phase.turns += len(batch)
+    return phase
 
 
 def _ingest(memory: Memory, turns: list[tuple[str, Turn]], stage: str, report: Progress) -> Phase:
@@ -214,6 +299,8 @@ def _search(memory: Memory, user: SyntheticUser, embedder: Embedder, report: Pro
     """A cold first query (loads the vectors, builds the ANN index), warm-up, then the set."""
 
     def run(text: str, channels: Sequence[str] | None = None) -> tuple[float, list[Any]]:
+        # every query is embedded for real: repeated texts would hit the searcher's cache
+        memory._engine.searcher.forget_queries()
         t0 = time.perf_counter()
         hits = memory.search(text, user_id=user.user_id, limit=10, now=user.now, channels=channels)
         return (time.perf_counter() - t0) * 1000, hits

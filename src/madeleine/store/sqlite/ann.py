@@ -27,6 +27,7 @@ class _Loaded:
     index: Any
     ids: npt.NDArray[np.int64]
     generation: tuple[int, int]
+    unsaved: int = 0  # changes since the file was written
 
 
 class UsearchFiles:
@@ -53,6 +54,32 @@ class UsearchFiles:
         keys = np.asarray(matches.keys, dtype=np.int64)
         distances = np.asarray(matches.distances, dtype=np.float32)
         return keys, (1.0 - distances).astype(np.float32)
+
+    def sync(
+        self,
+        user_id: str,
+        generation: tuple[int, int],
+        ids: npt.NDArray[np.int64],
+        matrix: npt.NDArray[np.float32],
+    ) -> None:
+        """Bring the user's index in line with the rows now (the indexer calls this after
+        committing, so the first search does not build the whole index)."""
+        self._index_for(user_id, generation, ids, matrix)
+
+    def flush(self) -> None:
+        """Write every index with unsaved changes (on close)."""
+        with self._lock:
+            for user_id, loaded in self._loaded.items():
+                if loaded.unsaved:
+                    self._save(user_id, loaded)
+
+    def _save(self, user_id: str, loaded: _Loaded) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.directory / f"{scope_token(user_id)}.usearch"
+        partial = path.with_suffix(".usearch.tmp")
+        loaded.index.save(str(partial))
+        partial.replace(path)  # a crash mid-write leaves the previous file, never half of one
+        loaded.unsaved = 0
 
     def forget(self, user_id: str) -> None:
         with self._lock:
@@ -103,8 +130,12 @@ class UsearchFiles:
             if missing.any():
                 log.info("adding %d vectors to the ANN index of a user", int(missing.sum()))
                 index.add(ids[missing], matrix[missing])
-            if missing.any() or stale.size:
-                self.directory.mkdir(parents=True, exist_ok=True)
-                index.save(str(path))
-            self._loaded[user_id] = _Loaded(index, ids.copy(), generation)
+            changes = int(missing.sum()) + int(stale.size)
+            unsaved = changes + (0 if loaded is None else loaded.unsaved)
+            current = _Loaded(index, ids.copy(), generation, unsaved)
+            self._loaded[user_id] = current
+            # written when a quarter of it is new since the last write (and on close): the
+            # file is a cache, so what a crash loses is re-added from the store next time
+            if unsaved and unsaved * 4 >= len(index):
+                self._save(user_id, current)
             return index

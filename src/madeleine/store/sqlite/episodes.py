@@ -18,8 +18,14 @@ from madeleine.store.records import (
     UserVectors,
 )
 from madeleine.store.sqlite.connection import Connections, SQLiteTransaction
-from madeleine.store.sqlite.lexical import scope_token, scoped_any_match
+from madeleine.store.sqlite.lexical import any_match, scope_token, scoped_any_match
 from madeleine.store.sqlite.log import enqueue
+
+# whether any episode belongs to another user than the one given twice (index probes)
+_OTHER_USER = (
+    "SELECT EXISTS (SELECT 1 FROM episodes WHERE user_id < ?) "
+    "OR EXISTS (SELECT 1 FROM episodes WHERE user_id > ?)"
+)
 
 EPISODE_COLUMNS = (
     "id, user_id, session_id, kind, focus_event_id, event_ids, source_ids, speaker, prefix, "
@@ -159,8 +165,43 @@ class EpisodeTables:
         time_range: tuple[float, float] | None,
         context_weight: float = 0.35,
     ) -> list[tuple[int, float]]:
-        """BM25 over analyzed terms, scoped by the user's token inside the FTS5 query."""
+        """BM25 over analyzed terms, scoped by the user's token inside the FTS5 query.
+
+        When the user is the only one with episodes, the scope token (a posting list as long
+        as the table) is left out of the match and the statement instead checks, in its own
+        snapshot, that no other user has an episode; if one appeared meanwhile the scoped
+        query runs. The scope column weighs 0 in bm25, so the scores are the same.
+        """
+        conn = self._db.get()
+        if self._sole_user(conn, user_id):
+            found = self._lexical(
+                conn,
+                any_match("{body context}", terms),
+                limit,
+                time_range,
+                context_weight,
+                sole=user_id,
+            )
+            if found:
+                return found
         match = scoped_any_match(user_id, "{body context}", terms)
+        return self._lexical(conn, match, limit, time_range, context_weight)
+
+    @staticmethod
+    def _sole_user(conn: sqlite3.Connection, user_id: str) -> bool:
+        """Whether no other user has an episode (two index probes)."""
+        row = conn.execute(_OTHER_USER, (user_id, user_id)).fetchone()
+        return not row[0]
+
+    @staticmethod
+    def _lexical(
+        conn: sqlite3.Connection,
+        match: str | None,
+        limit: int,
+        time_range: tuple[float, float] | None,
+        context_weight: float,
+        sole: str | None = None,
+    ) -> list[tuple[int, float]]:
         if match is None:
             return []
         sql = "SELECT f.rowid, bm25(episodes_fts, 0.0, 1.0, ?) AS rank FROM episodes_fts AS f "
@@ -172,9 +213,12 @@ class EpisodeTables:
         else:
             sql += "WHERE episodes_fts MATCH ? "
             params.append(match)
+        if sole is not None:
+            sql += f"AND NOT ({_OTHER_USER[len('SELECT ') :]}) "
+            params += [sole, sole]
         sql += "ORDER BY rank LIMIT ?"
         params.append(limit)
-        rows = self._db.get().execute(sql, params).fetchall()
+        rows = conn.execute(sql, params).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
 
     def phrase_matches(self, user_id: str, terms: Sequence[str], limit: int) -> list[int]:
@@ -182,15 +226,16 @@ class EpisodeTables:
         phrase = " ".join(t.replace('"', "") for t in terms if t)
         if not phrase:
             return []
+        conn = self._db.get()
+        sql = "SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ? "
+        if self._sole_user(conn, user_id):  # as in lexical_search: no scope posting list
+            guarded = sql + f"AND NOT ({_OTHER_USER[len('SELECT ') :]}) LIMIT ?"
+            rows = conn.execute(guarded, (f'body : "{phrase}"', user_id, user_id, limit))
+            found = [int(r[0]) for r in rows.fetchall()]
+            if found:
+                return found
         match = f'scope : "{scope_token(user_id)}" AND body : "{phrase}"'
-        rows = (
-            self._db.get()
-            .execute(
-                "SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ? LIMIT ?", (match, limit)
-            )
-            .fetchall()
-        )
-        return [int(r[0]) for r in rows]
+        return [int(r[0]) for r in conn.execute(sql + "LIMIT ?", (match, limit)).fetchall()]
 
     def session_search(
         self, user_id: str, terms: Sequence[str], limit: int
@@ -230,6 +275,14 @@ class EpisodeTables:
             .fetchone()
         )
         return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+    def vector_count(self, user_id: str) -> int:
+        row = (
+            self._db.get()
+            .execute("SELECT count(*) FROM episode_vectors WHERE user_id = ?", (user_id,))
+            .fetchone()
+        )
+        return int(row[0])
 
     def user_vectors(self, user_id: str, after_id: int = 0) -> UserVectors:
         rows = (

@@ -4,6 +4,7 @@ cascade, so a deleted memory is gone from every derived record in one transactio
 
 from __future__ import annotations
 
+import logging
 import re
 import sqlite3
 import time
@@ -36,6 +37,8 @@ from madeleine.store.sqlite.imports import SQLiteImportLog
 from madeleine.store.sqlite.log import MAX_ATTEMPTS, LogTables, enqueue
 from madeleine.store.sqlite.vault import VAULT_SCHEMA, SQLiteVault
 from madeleine.text.pii import tokens_in
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "2"  # 2: ids of events, episodes and facts are never reused
 _NEVER_REUSED = ("events", "episodes", "facts")
@@ -106,6 +109,10 @@ class SQLiteStore(LogTables, EpisodeTables):
         return self._db.transaction()
 
     def close(self) -> None:
+        try:
+            self.vectors.flush()
+        except Exception:  # the ANN files are a cache: the next process re-adds what is missing
+            log.exception("could not write the ANN index on close")
         self._db.close()
 
     def bind_embedder(self, name: str, dim: int) -> None:
