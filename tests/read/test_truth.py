@@ -161,3 +161,25 @@ def test_the_user_id_counts_as_the_users_name(tmp_path: Path, embedder: Embedder
         hits = memory.search("what does Alex drink?", user_id="alex", limit=3)
         assert hits[0].explain["query"]["rewritten"] == "what does I drink?"
         assert all("entity:Alex" not in h.explain.get("graph", {}).get("path", []) for h in hits)
+
+
+def test_a_later_correction_no_fact_knows_goes_first(tmp_path: Path, embedder: Embedder) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        memory.add(
+            {"role": "user", "content": "Remind me that my dentist appointment is on Monday."},
+            user_id="jo",
+            session_id="one",
+            timestamp="2024-05-01T10:00:00Z",
+        )
+        memory.add(
+            {"role": "user", "content": "The dentist called, it moved to Tuesday at 4pm."},
+            user_id="jo",
+            session_id="two",
+            timestamp="2024-05-03T10:00:00Z",
+        )
+        assert memory.wait(timeout=120)
+        hits = memory.search("When is my dentist appointment?", user_id="jo", limit=2)
+        assert "Tuesday" in hits[0].text
+        assert hits[0].explain["truth"]["newer_than"] == hits[1].id
+        past = memory.search("When did I first book the dentist?", user_id="jo", limit=2)
+        assert all("newer_than" not in h.explain.get("truth", {}) for h in past)

@@ -33,6 +33,7 @@ def _ann_keys(root: Path) -> set[int]:
     from usearch.index import Index
 
     index = Index.restore(str(_ann_file(root)), view=False)
+    assert index is not None
     return {int(k) for k in np.asarray(index.keys)}
 
 

@@ -318,11 +318,15 @@ def test_project_questions_decide_nothing() -> None:
 
 
 def _card(key: str, category: Category, **values: str) -> CardDraft:
-    return CardDraft(
-        statement=f"{key} {values}",
-        category=category,
-        key=key,
-        attributes=[Attribute(name=n, value=v) for n, v in values.items()],
+    return CardDraft.model_validate(
+        {
+            "statement": f"{key} {values}",
+            "category": category,
+            "key": key,
+            "attributes": [
+                Attribute.model_validate({"name": n, "value": v}) for n, v in values.items()
+            ],
+        }
     )
 
 

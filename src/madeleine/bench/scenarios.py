@@ -36,7 +36,7 @@ from typing import Any, Literal
 from madeleine.api import Memory
 
 Split = Literal["dev", "test", "all"]
-SPLITS: tuple[str, ...] = ("dev", "test")
+SPLITS: tuple[Split, ...] = ("dev", "test")
 LANGUAGES: tuple[str, ...] = ("en", "ko")
 DISTRACTORS_PER_SCENARIO = 3
 

@@ -64,9 +64,21 @@ ELLIPSIS = "…"
 LINKED_FACTS = 5  # linked facts at most
 # analyzed words too common to name what a query acts on
 _GENERIC_WORDS = frozenset({"go", "plan", "book", "use", "new", "get", "main", "make"})
+_FAMILY_WORDS = {
+    "travel": "flight flights fly flying trip travel abroad international airline airport "
+    "passport visa boarding 항공권 비행기 비행 출국 해외 여행 공항 여권 비자",
+    "medicine": "medicine medication drug pill pills prescription prescribed dose take taking "
+    "painkiller antibiotic ibuprofen advil aspirin naproxen acetaminophen tylenol amoxicillin "
+    "penicillin codeine 약 약을 처방 복용 진통제 항생제 아스피린 이부프로펜 아목시실린 타이레놀",
+    "home": "move moving relocate relocation apartment lease rent landlord notice 이사 이주 "
+    "월세 전세 집주인 계약",
+    "care": "appointment doctor dentist clinic hospital visit checkup 병원 진료 예약 치과 의사",
+}
 _WHY = {
     "care": "for the same care",
     "travel": "for the same travel",
+    "medicine": "check against what the user takes or is allergic to",
+    "home": "for the same home",
 }
 
 # Given a user, hits and a radius: each hit's neighbouring turns.
@@ -347,7 +359,9 @@ class ContextBuilder:
             family = _family(card.key)
             if card.id in seen or not family:
                 continue
-            named = bool(terms & self._acting_words(card.key))
+            named = bool(terms & self._acting_words(card.key)) or bool(
+                terms & self._family_words(family)
+            )
             if family not in families and not named:
                 continue
             card = self._restorer.card(card)
@@ -357,6 +371,16 @@ class ContextBuilder:
             seen.add(card.id)
         lines.sort(key=lambda item: item[0])
         return [line for _, line in lines[:LINKED_FACTS]]
+
+    def _family_words(self, family: str) -> frozenset[str]:
+        """Words of a request that acts within a family: a flight needs the passport, a
+        drug the medications and allergies, a move the home's lease and notice."""
+        known = self._slot_words.get(f"family:{family}")
+        if known is None:
+            known = frozenset(self._analyzer.terms(_FAMILY_WORDS.get(family, "")))
+            known -= _GENERIC_WORDS
+            self._slot_words[f"family:{family}"] = known
+        return known
 
     def _acting_words(self, key: str) -> frozenset[str]:
         """The words naming what a card of ``key`` is about: its slot's words but those of
@@ -453,6 +477,10 @@ def _family(key: str) -> str:
         return "care"
     if key.startswith(("plan.trip", "identity.passport", "identity.id_card")):
         return "travel"
+    if key.startswith(("health.medication", "health.allergy", "health.condition")):
+        return "medicine"
+    if key.startswith(("plan.move", "location.home")):
+        return "home"
     if parts[0] in {"account", "plan"} and len(parts) >= 2:
         return ".".join(parts[:2])
     return ""

@@ -14,6 +14,7 @@ turn as outdated instead of presenting it as true.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -35,6 +36,23 @@ from madeleine.text.timeparse import from_epoch
 _POOL = 30  # leading candidates whose facts are looked at
 _STEP = 1e-4  # the gap kept between a lifted successor and what it replaces
 _LEADERS = 5  # leading turns whose fact about the query's slot ranks beside them
+_NEWER_AMONG = 10  # leading turns reordered by time when no fact knows the change
+_NEWER_CLOSE = 0.6  # ... if within this share of the best score
+_NEWER_GAP = 86_400.0  # ... and said at least a day apart, in different sessions
+# a question about the past: "what did I…", "where was…", "before", "지난", "했었"
+_PAST = re.compile(
+    r"\b(?:did|was|were|had|used\s+to|ago|before|previously|originally|at\s+first|first"
+    r"|last\s+(?:year|month|week|time)|back\s+(?:then|in))\b|었|았|였|지난|예전|처음",
+    re.IGNORECASE,
+)
+# words that announce a change: a later turn without them does not overrule an earlier one
+_CHANGE = re.compile(
+    r"\b(?:now|anymore|any\s+more|no\s+longer|instead|actually|correction|changed?|switched"
+    r"|moved|moving|new|updated?|rescheduled|postponed|pushed|cancell?ed|called\s+off|quit"
+    r"|dropped|left|joined|replaced|sold|became|turns\s+out|not\s+\w+\s+after\s+all)\b"
+    r"|이제|대신|바꿨|바뀌|바꾸|옮겼|옮기|이사|이직|취소|변경|새로|정정|아니라|그만|끊었",
+    re.IGNORECASE,
+)
 _MARGIN = 0.1  # share of the embedder's similarity range a topic fact may trail by
 
 
@@ -63,10 +81,8 @@ class TruthStage:
         if scores is None or self._factor >= 1.0:
             return None
         facts = self._facts.rows(query.request.user_id)
-        if not facts.ids.size:
-            return None  # no facts: the common case costs one lookup
         vector = query.query_vector()
-        if vector is None or facts.matrix.shape[1] != vector.shape[0]:
+        if vector is None:
             return None
         total, rows = scores.total, query.rows
         pool_size = min(int((total > 0).sum()), _POOL)
@@ -74,16 +90,82 @@ class TruthStage:
             return None
         pool = np.argpartition(-total, pool_size - 1)[:pool_size]
         pool = pool[np.argsort(-total[pool], kind="stable")]
-        moment = query.request.as_of
-        relevance = facts.matrix @ vector
-        on_topic = self._on_topic(query, facts, pool, relevance, moment)
-        stale = _stale_rows(facts, rows.ids, pool, relevance, moment, on_topic)
-        floors = self._said_by_leaders(query, facts, total, pool, relevance, moment, stale)
-        if not stale:
+        changed: dict[int, float] = {}
+        entries: dict[int, Any] = {}
+        if facts.ids.size and facts.matrix.shape[1] == vector.shape[0]:
+            moment = query.request.as_of
+            relevance = facts.matrix @ vector
+            on_topic = self._on_topic(query, facts, pool, relevance, moment)
+            stale = _stale_rows(facts, rows.ids, pool, relevance, moment, on_topic)
+            floors = self._said_by_leaders(query, facts, total, pool, relevance, moment, stale)
             if floors:
                 query.prepared[TRUTH_KEY] = floors
+            if stale:
+                changed, entries = self._effect(query, facts, total, stale, floors)
+        self._newer_first(query, total, pool, changed, entries)
+        if not changed:
             return None
-        return self._effect(query, facts, total, stale, floors)
+        targets = np.fromiter(changed, dtype=np.int64, count=len(changed))
+        values = np.fromiter(changed.values(), dtype=np.float64, count=len(changed))
+
+        def entry(row: int) -> Any:
+            return entries.get(row)
+
+        return Effect("truth", assign=(targets, values), entry=entry)
+
+    def _says_change(self, ids: npt.NDArray[np.int64], rows: list[int]) -> set[int]:
+        """The rows whose text announces a change ("now", "moved", "instead", "actually")."""
+        if not rows:
+            return set()
+        episodes = self._store.episodes([int(ids[r]) for r in rows])
+        return {
+            r
+            for r in rows
+            if (found := episodes.get(int(ids[r]))) is not None and _CHANGE.search(found.body)
+        }
+
+    def _newer_first(
+        self,
+        query: Query,
+        total: npt.NDArray[np.float64],
+        pool: npt.NDArray[np.int64],
+        changed: dict[int, float],
+        entries: dict[int, Any],
+    ) -> None:
+        """No fact knows the change ("my dentist appointment is Monday", weeks later "it
+        moved to Tuesday"), but two leading turns of different sessions answer a question
+        about now about as well: the later one says what holds now, so it goes first. Only
+        among the leading few, and never for questions about the past ("did", "was") or
+        asked as of a date or within a time range."""
+        request = query.request
+        if (
+            request.as_of is not None
+            or request.time_range is not None
+            or _PAST.search(request.query)
+        ):
+            return
+        rows = query.rows
+        score = {int(r): changed.get(int(r), float(total[r])) for r in pool.tolist()}
+        leaders = sorted(score, key=lambda r: -score[r])[:_NEWER_AMONG]
+        if len(leaders) < 2:
+            return
+        best = score[leaders[0]]
+        close = [r for r in leaders if score[r] >= best * _NEWER_CLOSE]
+        by_time = sorted(close, key=lambda r: float(rows.times[r]))
+        changing = self._says_change(rows.ids, [r for r in by_time[1:]])
+        for position, older in enumerate(by_time):
+            for newer in by_time[position + 1 :]:
+                later = float(rows.times[newer]) - float(rows.times[older]) >= _NEWER_GAP
+                other_session = rows.session[newer] != rows.session[older]
+                if later and other_session and newer in changing and score[newer] <= score[older]:
+                    lifted = score[older] + _STEP
+                    entries[newer] = {
+                        **(entries.get(newer) or {}),
+                        "newer_than": f"ep_{int(rows.ids[older])}",
+                        "score_before": round(score[newer], 6),
+                        "score": round(lifted, 6),
+                    }
+                    score[newer] = changed[newer] = lifted
 
     def _said_by_leaders(
         self,
@@ -166,7 +248,7 @@ class TruthStage:
         total: npt.NDArray[np.float64],
         stale: dict[int, tuple[int, int]],
         floors: dict[int, CurrentFact],
-    ) -> Effect:
+    ) -> tuple[dict[int, float], dict[int, Any]]:
         rows = query.rows
         bounds = query.passage_range
         lifted: dict[int, float] = {}  # row -> new score
@@ -222,14 +304,7 @@ class TruthStage:
                 "score_before": round(float(total[row]), 6),
                 "score": round(value, 6),
             }
-        changed = {**demoted, **lifted}
-        targets = np.fromiter(changed, dtype=np.int64, count=len(changed))
-        values = np.fromiter(changed.values(), dtype=np.float64, count=len(changed))
-
-        def entry(row: int) -> Any:
-            return entries.get(row)
-
-        return Effect("truth", assign=(targets, values), entry=entry)
+        return {**demoted, **lifted}, entries
 
 
 def _stale_rows(
