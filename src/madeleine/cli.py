@@ -10,6 +10,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -665,49 +666,38 @@ def _suite_workdir(workdir: Path | None) -> Path | None:
 
 
 def _cmd_bench_truth(args: argparse.Namespace) -> int:
-    from madeleine.bench.scenarios import load_suite, memory_options
     from madeleine.bench.truth import run_truth
 
-    languages = [args.language] if args.language else None
-    scenarios = load_suite("truth", split=args.split, languages=languages)
-    totals = {
-        "index": (sum(s.turns for s in scenarios), "turn"),
-        "questions": (sum(len(s.questions) for s in scenarios), "q"),
-    }
-    with _progress_bars(totals) as progress:
-        result = run_truth(
-            scenarios=scenarios,
-            data_dir=_suite_workdir(args.workdir),
-            memory_kwargs=memory_options(args.embedder),
-            progress=progress,
-        )
-    print(f"Current truth first — truth suite, split {args.split}")
-    print(result.table())
-    if args.show_misses:
-        print("\nMisses:\n" + result.failures())
-    return 0
+    return _run_suite(args, "truth", "Current truth first", run_truth)
 
 
 def _cmd_bench_context(args: argparse.Namespace) -> int:
     from madeleine.bench.keyfacts import parse_budgets, run_context
-    from madeleine.bench.scenarios import load_suite, memory_options
 
     budgets = parse_budgets(args.budgets)
+    return _run_suite(
+        args, "context", "Key-fact recall of context()", partial(run_context, budgets=budgets)
+    )
+
+
+def _run_suite(args: argparse.Namespace, suite: str, title: str, run: Callable[..., Any]) -> int:
+    """Load one of our own suites, run it with progress bars, print its table (and misses)."""
+    from madeleine.bench.scenarios import load_suite, memory_options
+
     languages = [args.language] if args.language else None
-    scenarios = load_suite("context", split=args.split, languages=languages)
+    scenarios = load_suite(suite, split=args.split, languages=languages)
     totals = {
         "index": (sum(s.turns for s in scenarios), "turn"),
         "questions": (sum(len(s.questions) for s in scenarios), "q"),
     }
     with _progress_bars(totals) as progress:
-        result = run_context(
+        result = run(
             scenarios=scenarios,
-            budgets=budgets,
             data_dir=_suite_workdir(args.workdir),
             memory_kwargs=memory_options(args.embedder),
             progress=progress,
         )
-    print(f"Key-fact recall of context() — context suite, split {args.split}")
+    print(f"{title} — {suite} suite, split {args.split}")
     print(result.table())
     if args.show_misses:
         print("\nMisses:\n" + result.failures())

@@ -30,6 +30,7 @@ from madeleine.facts.rules.extractor import split_sentences
 from madeleine.facts.topics import SLOT_WORDS
 from madeleine.read.request import SearchRequest
 from madeleine.read.restore import Restorer
+from madeleine.read.stages import spoken_words
 from madeleine.records import Context, Hit
 from madeleine.store.ports import FactRepository
 from madeleine.text.analyzer import Analyzer
@@ -285,7 +286,7 @@ class ContextBuilder:
         return (
             before
             and (
-                len(_spoken(hit.text).split()) <= SHORT_TURN_WORDS
+                len(spoken_words(hit.text, hit.speaker).split()) <= SHORT_TURN_WORDS
                 or near.text.rstrip().endswith("?")
             )
         ) or self._shares_words(near, terms)
@@ -427,12 +428,6 @@ class ContextBuilder:
             return None
         text = packer.render()
         return Context(text=text, items=[], tokens=self._count(text), budget_tokens=budget)
-
-
-def _spoken(text: str) -> str:
-    """A turn's words without its "speaker: " label."""
-    head, colon, rest = text.partition(": ")
-    return rest if colon and len(head) <= 40 and "\n" not in head else text
 
 
 def _standing(card: Card) -> bool:

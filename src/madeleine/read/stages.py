@@ -372,7 +372,7 @@ class PhaticStage:
                 episode = episodes.get(episode_id)
                 if episode is None:
                     continue
-                phatic = self.is_phatic(_spoken(episode.body, episode.speaker))
+                phatic = self.is_phatic(spoken_words(episode.body, episode.speaker))
                 known[episode_id] = phatic
             if phatic:
                 scale[row] = self._factor
@@ -394,7 +394,7 @@ class PhaticStage:
         )
 
 
-def _spoken(body: str, speaker: str | None) -> str:
+def spoken_words(body: str, speaker: str | None) -> str:
     """A turn's words without its "speaker: " label."""
     label = f"{speaker}: " if speaker else ""
     if label and body.startswith(label):

@@ -95,9 +95,12 @@ class TruthStage:
         if facts.ids.size and facts.matrix.shape[1] == vector.shape[0]:
             moment = query.request.as_of
             relevance = facts.matrix @ vector
-            on_topic = self._on_topic(query, facts, pool, relevance, moment)
+            named = self._named_slots(query, facts)
+            on_topic = self._on_topic(query, facts, pool, relevance, moment, named)
             stale = _stale_rows(facts, rows.ids, pool, relevance, moment, on_topic)
-            floors = self._said_by_leaders(query, facts, total, pool, relevance, moment, stale)
+            floors = self._said_by_leaders(
+                query, facts, total, pool, relevance, moment, stale, named
+            )
             if floors:
                 query.prepared[TRUTH_KEY] = floors
             if stale:
@@ -176,16 +179,13 @@ class TruthStage:
         relevance: npt.NDArray[np.float32],
         moment: float | None,
         stale: dict[int, tuple[int, int]],
+        named: npt.NDArray[np.bool_],
     ) -> dict[int, CurrentFact]:
         """ "Where do I work?": the fact the leading turn "I'm a backend engineer at Stripe"
         gave about the slot the query names ranks just below that turn, so the answer's
         distilled form sits beside its evidence instead of under unrelated turns. Only for
         queries that name a slot, and only for the few leading turns."""
-        terms = set(query.analysis.terms)
-        if not terms:
-            return {}
-        named = [bool(terms & self._slot_terms(key)) for key in facts.keys]
-        if not any(named):
+        if not named.any():
             return {}
         floors: dict[int, CurrentFact] = {}
         leaders = [int(r) for r in pool[:_LEADERS].tolist() if int(r) not in stale]
@@ -207,6 +207,7 @@ class TruthStage:
         pool: npt.NDArray[np.int64],
         relevance: npt.NDArray[np.float32],
         moment: float | None,
+        named: npt.NDArray[np.bool_],
     ) -> Callable[[int, int], bool]:
         """Whether a fact is what the query asks about, for a turn that said it. A fact
         decides a turn's fate only then: "where do I live?" demotes the turn of an old home,
@@ -214,12 +215,6 @@ class TruthStage:
         ("live", "job", "이사"), only facts of those slots qualify; otherwise the fact must be
         about as close to the query as the turn itself and as the user's closest facts (the
         margin is a share of the embedder's similarity range: the same for every embedder)."""
-        terms = set(query.analysis.terms)
-        named = np.fromiter(
-            (bool(terms & self._slot_terms(key)) for key in facts.keys),
-            dtype=bool,
-            count=len(facts.keys),
-        )
         if named.any():
             return lambda row, fact: bool(named[fact])
         margin = _MARGIN * (self._high - self._low)
@@ -233,6 +228,15 @@ class TruthStage:
             for row, near in zip(pool.tolist(), turn_relevance.tolist(), strict=True)
         }
         return lambda row, fact: float(relevance[fact]) >= floor[row]
+
+    def _named_slots(self, query: Query, facts: FactVectors) -> npt.NDArray[np.bool_]:
+        """Per fact: whether the query names its slot ("live", "job", "이사")."""
+        terms = set(query.analysis.terms)
+        return np.fromiter(
+            (bool(terms & self._slot_terms(key)) for key in facts.keys),
+            dtype=bool,
+            count=len(facts.keys),
+        )
 
     def _slot_terms(self, key: str) -> frozenset[str]:
         known = self._slots.get(key)
