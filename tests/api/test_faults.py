@@ -55,12 +55,22 @@ def test_random_kills_lose_nothing_acknowledged(tmp_path: Path) -> None:
     rng = random.Random(13)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     for _ in range(4):
+        written = len(journal.read_text().splitlines())
         child = subprocess.Popen(
             [sys.executable, "-c", WORKLOAD, str(path), str(journal), str(ROOT)],
             env=env,
             stderr=subprocess.PIPE,
         )
-        time.sleep(rng.uniform(1.5, 3.0))
+        # on a busy machine starting up takes seconds: kill at a random moment of the work,
+        # not of the start-up
+        deadline = time.monotonic() + 60
+        while (
+            len(journal.read_text().splitlines()) == written
+            and child.poll() is None
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.05)
+        time.sleep(rng.uniform(0.5, 2.0))
         child.send_signal(signal.SIGKILL)
         child.wait()
     lines = journal.read_text().splitlines()

@@ -183,3 +183,79 @@ def test_a_later_correction_no_fact_knows_goes_first(tmp_path: Path, embedder: E
         assert hits[0].explain["truth"]["newer_than"] == hits[1].id
         past = memory.search("When did I first book the dentist?", user_id="jo", limit=2)
         assert all("newer_than" not in h.explain.get("truth", {}) for h in past)
+
+
+def _said(memory: Memory, user: str, *said: tuple[str, str]) -> None:
+    for number, (when, text) in enumerate(said):
+        memory.add(
+            {"role": "user", "content": text},
+            user_id=user,
+            session_id=f"{user}-{number}",
+            timestamp=when,
+        )
+    assert memory.wait(timeout=120)
+
+
+def test_a_turn_whose_facts_all_ended_yields_whatever_is_asked(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """The report turn names the old manager; asked who gets the report, the turn naming the
+    new manager goes first although the question names no slot."""
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _said(
+            memory,
+            "ty",
+            ("2023-10-05T16:00:00Z", "My manager Linda wants the quarterly report by Friday."),
+            ("2024-01-22T10:00:00Z", "Linda left the company, and my new boss is Raj."),
+        )
+        hits = memory.search("Who should I send the report to?", user_id="ty", limit=4)
+        turns = [h for h in hits if h.kind == "turn"]
+        assert "Raj" in turns[0].text
+        stale = next(h for h in turns if "quarterly" in h.text)
+        assert stale.explain["truth"]["current"] == "Raj is the user's manager."
+
+
+def test_a_cancelled_plan_yields_to_the_turn_that_cancelled_it(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _said(
+            memory,
+            "mia",
+            ("2024-02-14T10:00:00Z", "We booked our summer vacation: two weeks in Italy in June!"),
+            (
+                "2024-04-28T10:00:00Z",
+                "We cancelled the Italy trip. We're doing a road trip to Yellowstone instead.",
+            ),
+        )
+        hits = memory.search("Where am I going on vacation this summer?", user_id="mia", limit=4)
+        assert "Yellowstone" in hits[0].text and hits[0].kind == "turn"
+        cancelled = next(h for h in hits if h.kind == "fact" and "cancelled" in h.text)
+        assert hits.index(cancelled) > 0
+
+
+def test_as_of_a_date_the_last_change_before_it_goes_first(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """No fact knows these homes; asked as of a date, the last move said before it wins over
+    an earlier home, and a move said after it is not considered."""
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _said(
+            memory,
+            "leo",
+            ("2023-01-10T10:00:00Z", "Boston winters are brutal, I've lived here my whole life."),
+            ("2023-09-01T10:00:00Z", "New chapter: I moved to Chicago for grad school!"),
+            ("2024-06-01T10:00:00Z", "Graduated, and I moved to Minneapolis for a job."),
+        )
+        hits = memory.search(
+            "What city was I living in back then?", user_id="leo", limit=3, as_of="2024-01-15"
+        )
+        assert "Chicago" in hits[0].text
+        assert all("Minneapolis" not in h.text for h in hits)
+
+
+def test_what_was_it_again_asks_about_now() -> None:
+    from madeleine.read.truth import _PAST, _RECALL
+
+    assert not _PAST.search(_RECALL.sub(" ", "내가 아침마다 마시는 거 뭐였지?"))
+    assert _PAST.search(_RECALL.sub(" ", "그 무렵 나는 어느 도시에 살았지?"))

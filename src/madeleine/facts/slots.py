@@ -10,7 +10,8 @@ relations that no similarity or attribute comparison can tell:
 - a **closing** card (``status`` cancelled / left / closed / ended) ends the card of its key
   it names ("we cancelled the trip to Lisbon", "I left my job at Stripe"); one that names
   another value (a job the user left before the current one) is history, not a conflict.
-- a new card **makes stale** cards of other keys that depended on what it replaced: a move to
+- a new card **makes stale** cards of other keys (or of a relationship one person holds at a
+  time: a new manager, a new husband) that depended on what it replaced: a move to
   another city ends the neighbourhood in the old one (and a move to the planned city ends
   the plan, now done), a new employer ends the role held at the old one, an avoided item or
   one switched away from ("from coffee to green tea") ends the preference for it (and a
@@ -91,8 +92,18 @@ def closes_other_value(old: CardDraft, draft: CardDraft) -> bool:
     return bool(shared) and any(old_values[n] != new_values[n] for n in shared)
 
 
+# relationships one person holds at a time: a new manager means the old one no longer is
+ONE_HOLDER = frozenset(
+    f"relationship.{r}"
+    for r in ("manager", "wife", "husband", "spouse", "fiance", "boyfriend", "girlfriend")
+)
+
+
 def makes_stale(old: CardDraft, new: CardDraft) -> str | None:
-    """Why ``new`` (just stored as current) ends ``old`` (another key), or None."""
+    """Why ``new`` (just stored as current) ends ``old`` (another key, or the same
+    one-holder relationship held by someone else), or None."""
+    if old.key == new.key and old.key in ONE_HOLDER:
+        return _new_holder(old, new)
     if old.key == new.key or old.subject.casefold() != new.subject.casefold():
         return None
     for rule in (_neighbourhood, _move_done, _role, _preference, _account):
@@ -100,6 +111,16 @@ def makes_stale(old: CardDraft, new: CardDraft) -> str | None:
         if reason is not None:
             return reason
     return None
+
+
+def _new_holder(old: CardDraft, new: CardDraft) -> str | None:
+    """ "My new boss is Raj" after "my manager Linda": Linda is no longer the manager (a
+    statement about Linda said before Raj's does not end Raj's)."""
+    if old.subject.casefold() == new.subject.casefold():
+        return None
+    if old.valid_from and new.valid_from and new.valid_from < old.valid_from:
+        return None
+    return f"a new {old.key.removeprefix('relationship.')}: the previous one no longer is"
 
 
 def _neighbourhood(old: CardDraft, new: CardDraft) -> str | None:

@@ -41,6 +41,7 @@ SLOT_WORDS: dict[str, str] = {
     "identity.birthday": "birthday born birth 생일 태어",
     "identity.passport": "passport 여권",
     "identity": "who 누구",
+    "relationship.manager": "manager boss supervisor report reports 팀장 상사 부장 보고",
     "relationship": "family married partner wife husband girlfriend boyfriend kids children "
     "daughter son mother father mom dad sister brother friend manager boss 가족 결혼",
     "health": "health allergy allergic allergies medication medicine condition doctor "
@@ -54,6 +55,8 @@ SLOT_WORDS: dict[str, str] = {
     "possession": "car drive own owns pet dog cat 차 자동차 강아지 고양이",
     "education": "school study studied studying degree university college major graduate "
     "학교 전공 대학 졸업",
+    "education.language": "language languages learn learning learns studying study "
+    "lesson lessons class textbook 언어 외국어 배우 배워 공부 교재 학원",
     "finance": "money budget salary pay paid spend spent cost price 돈 예산 월급",
     "project": "project version versions stack deploy deployed environment prod production "
     "staging decided decision convention 프로젝트 버전 배포 환경",

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from madeleine.facts import slots
 from madeleine.facts.topics import topic_text
 from madeleine.read.channels import Query
 from madeleine.read.facts import TRUTH_KEY, CurrentFact, FactIndex
@@ -45,12 +46,20 @@ _PAST = re.compile(
     r"|last\s+(?:year|month|week|time)|back\s+(?:then|in))\b|었|았|였|지난|예전|처음",
     re.IGNORECASE,
 )
+# "what was it again?": asks for what holds, in the past tense ("뭐였지?", "어디였더라?")
+_RECALL = re.compile(
+    r"(?:뭐|무엇|어디|누구|언제|몇\s*\S*?)\s*(?:였|이었)(?:지|더라|죠)|\bwhat\s+was\s+(?:it|that)\s+again\b",
+    re.IGNORECASE,
+)
 # words that announce a change: a later turn without them does not overrule an earlier one
 _CHANGE = re.compile(
     r"\b(?:now|anymore|any\s+more|no\s+longer|instead|actually|correction|changed?|switched"
     r"|moved|moving|new|updated?|rescheduled|postponed|pushed|cancell?ed|called\s+off|quit"
-    r"|dropped|left|joined|replaced|sold|became|turns\s+out|not\s+\w+\s+after\s+all)\b"
-    r"|이제|대신|바꿨|바뀌|바꾸|옮겼|옮기|이사|이직|취소|변경|새로|정정|아니라|그만|끊었",
+    r"|dropped|left|joined|replaced|sold|became|turns\s+out|not\s+\w+\s+after\s+all"
+    r"|bought|picked\s+up|started|ported|lately|these\s+days|from\s+now\s+on|took\s+a\s+job"
+    r"|(?:the|my)\s+new)\b"
+    r"|이제|대신|바꿨|바뀌|바꾸|옮겼|옮기|이사|이직|취소|변경|새로|정정|아니라|그만|끊었|갈아탔"
+    r"|넘어왔|팔고|팔았|샀어|장만|시작했|당겨|미뤄|앞당|연기|나서는|부터는|요즘은|새\s",
     re.IGNORECASE,
 )
 _MARGIN = 0.1  # share of the embedder's similarity range a topic fact may trail by
@@ -138,15 +147,15 @@ class TruthStage:
         """No fact knows the change ("my dentist appointment is Monday", weeks later "it
         moved to Tuesday"), but two leading turns of different sessions answer a question
         about now about as well: the later one says what holds now, so it goes first. Only
-        among the leading few, and never for questions about the past ("did", "was") or
-        asked as of a date or within a time range."""
+        among the leading few; asked as of a date, what holds then is what was said last
+        before it; never for other questions about the past ("did", "was") nor within a
+        time range."""
         request = query.request
-        if (
-            request.as_of is not None
-            or request.time_range is not None
-            or _PAST.search(request.query)
-        ):
+        if request.time_range is not None:
             return
+        if request.as_of is None and _PAST.search(_RECALL.sub(" ", request.query)):
+            return
+        bounds = query.passage_range
         rows = query.rows
         score = {int(r): changed.get(int(r), float(total[r])) for r in pool.tolist()}
         leaders = sorted(score, key=lambda r: -score[r])[:_NEWER_AMONG]
@@ -160,6 +169,8 @@ class TruthStage:
             for newer in by_time[position + 1 :]:
                 later = float(rows.times[newer]) - float(rows.times[older]) >= _NEWER_GAP
                 other_session = rows.session[newer] != rows.session[older]
+                if bounds is not None and not bounds[0] <= float(rows.times[newer]) <= bounds[1]:
+                    continue  # said outside the asked range (or after as_of)
                 if later and other_session and newer in changing and score[newer] <= score[older]:
                     lifted = score[older] + _STEP
                     entries[newer] = {
@@ -257,6 +268,7 @@ class TruthStage:
         bounds = query.passage_range
         lifted: dict[int, float] = {}  # row -> new score
         lifted_for: dict[int, int] = {}  # lifted row -> the stale row it outranks
+        cards = self._cards.get_many(sorted({int(facts.ids[h]) for _, h in stale.values()}))
         for row, (topic, head) in stale.items():
             score = float(total[row])
             head_id = int(facts.ids[head])
@@ -270,16 +282,20 @@ class TruthStage:
                 if target > lifted.get(successor, -np.inf):
                     lifted[successor] = target
                     lifted_for[successor] = row
+            # a closing card ("we cancelled the Italy trip") says what no longer holds: the
+            # turn that said it (and what comes instead) goes first, the card just below it
+            head_card = cards.get(head_id)
+            ends = head_card is not None and slots.closing(head_card.card)
+            floor = score if ends else score + 2 * _STEP
             known = floors.get(head_id)
-            if known is None or known.floor < score + 2 * _STEP:
+            if known is None or known.floor < floor:
                 floors[head_id] = CurrentFact(
                     head_id,
-                    score + 2 * _STEP,
+                    floor,
                     f"fact_{int(facts.ids[topic])}",
                     f"ep_{int(rows.ids[row])}",
                 )
         query.prepared[TRUTH_KEY] = floors
-        cards = self._cards.get_many(sorted({int(facts.ids[h]) for _, h in stale.values()}))
         demoted: dict[int, float] = {}
         for row in stale:
             if row in lifted:
@@ -319,12 +335,16 @@ def _stale_rows(
     moment: float | None,
     on_topic: Callable[[int, int], bool],
 ) -> dict[int, tuple[int, int]]:
-    """Pool rows whose topic fact no longer held at ``moment`` (None: now), each with the row
-    of that fact and of the version that holds at the moment."""
+    """Pool rows whose topic fact (or, when none is on topic, every fact) no longer held at
+    ``moment`` (None: now), each with the row of that fact and of the version that holds at
+    the moment."""
     by_row = _facts_of(facts, episode_ids, pool.tolist())
     stale: dict[int, tuple[int, int]] = {}
     for row in pool.tolist():
-        candidates = [fact for fact in by_row.get(row, []) if on_topic(row, fact)]
+        said = by_row.get(row, [])
+        candidates = [fact for fact in said if on_topic(row, fact)]
+        if not candidates and said and all(_replaced(facts, f, moment) for f in said):
+            candidates = said  # nothing the turn said holds any more: stale whatever is asked
         if not candidates:
             continue
         topic = max(candidates, key=lambda r: float(relevance[r]))

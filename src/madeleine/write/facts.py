@@ -19,10 +19,18 @@ from madeleine.embed.base import Embedder
 from madeleine.facts.cards import CardDraft
 from madeleine.facts.checks import Check
 from madeleine.facts.contradiction import ContradictionJudge, JudgeError, Pair, Verdict
+from madeleine.facts.corrections import (
+    Correction,
+    as_said_in,
+    card_mentions,
+    corrections_in,
+    restated,
+    rewritten,
+)
 from madeleine.facts.extract import ExtractInput, Extractor
 from madeleine.facts.topics import topic_text
 from madeleine.store.ports import EventLog, FactRepository
-from madeleine.store.records import StoredEvent, Transaction
+from madeleine.store.records import StoredEvent, StoredFact, Transaction
 from madeleine.text.analyzer import Analyzer
 from madeleine.text.timeparse import from_epoch
 from madeleine.write.resolve import Decision, Resolver
@@ -30,6 +38,16 @@ from madeleine.write.resolve import Decision, Resolver
 log = logging.getLogger(__name__)
 
 _MAX_JUDGED_PAIRS = 48  # pairs in one contradiction-check call (one call per window)
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """The fact a correction replaces: a stored one, or a draft prepared earlier in this
+    batch (its window and position), whose id is known once that window is committed."""
+
+    fact_id: int | None = None
+    window: int = -1
+    draft: int = -1
 
 
 @dataclass(slots=True)
@@ -42,6 +60,7 @@ class _Window:
     fallback_error: str | None = None
     verdicts: list[dict[int, Verdict]] | None = None  # per draft, by stored fact id
     judge_error: str | None = None
+    corrects: list[_Target | None] = field(default_factory=list)  # per draft
 
 
 @dataclass(slots=True)
@@ -78,6 +97,7 @@ class FactPipeline:
         for event in events:
             by_session[(event.user_id, event.session_id)].append(event)
         prepared = PreparedFacts()
+        stored: dict[str, list[StoredFact]] = {}
         for (user_id, _), session_events in by_session.items():
             session_events.sort(key=lambda e: (e.occurred_at, e.id))
             for start in range(0, len(session_events), self._window_messages):
@@ -85,6 +105,11 @@ class FactPipeline:
                 window = [_input(e) for e in chunk]
                 drafts, used, error = self._extract(window)
                 drafts = [_with_defaults(d, chunk) for d in drafts]
+                fixes = self._corrections(user_id, window, drafts, prepared, stored)
+                corrects: list[_Target | None] = [None] * len(drafts)
+                for fix, target in fixes:
+                    drafts.append(_with_defaults(fix, chunk))
+                    corrects.append(target)
                 if not drafts and error is None:
                     continue
                 vectors = (
@@ -93,11 +118,81 @@ class FactPipeline:
                     else np.zeros((0, self._embedder.dim), dtype=np.float32)
                 )
                 terms = [" ".join(self._analyzer.terms(_lexical_text(d))) for d in drafts]
-                window_facts = _Window(user_id, drafts, vectors, terms, used, error)
+                window_facts = _Window(
+                    user_id, drafts, vectors, terms, used, error, corrects=corrects
+                )
                 if self.judge is not None and drafts:
                     self._judge(window_facts)
                 prepared.windows.append(window_facts)
         return prepared
+
+    def _corrections(
+        self,
+        user_id: str,
+        window: Sequence[ExtractInput],
+        drafts: Sequence[CardDraft],
+        prepared: PreparedFacts,
+        stored: dict[str, list[StoredFact]],
+    ) -> list[tuple[CardDraft, _Target]]:
+        """The new versions that the window's corrections ("it's Tuesday, not Monday") make
+        of what they correct, each with the fact it replaces."""
+        fixes: list[tuple[CardDraft, _Target]] = []
+        for message in window:
+            for correction in corrections_in(message):
+                found = self._corrected(user_id, correction, drafts, prepared, stored)
+                if found is None:
+                    continue
+                card, target = found
+                fixes.extend((draft, target) for draft in self._restate(card, correction))
+        return fixes
+
+    def _corrected(
+        self,
+        user_id: str,
+        correction: Correction,
+        drafts: Sequence[CardDraft],
+        prepared: PreparedFacts,
+        stored: dict[str, list[StoredFact]],
+    ) -> tuple[CardDraft, _Target] | None:
+        """The latest card said before the correction that holds the wrong value (and not
+        already the right one): this window's drafts, then this batch's, then the store's."""
+        said = correction.said.event_id
+
+        def wrong(card: CardDraft) -> bool:
+            return (
+                all(source < said for source in card.sources)
+                and card_mentions(card, correction.old)
+                and not card_mentions(card, correction.new)
+            )
+
+        here = len(prepared.windows)
+        for position in range(len(drafts) - 1, -1, -1):
+            if wrong(drafts[position]):
+                return drafts[position], _Target(window=here, draft=position)
+        for index in range(len(prepared.windows) - 1, -1, -1):
+            earlier = prepared.windows[index]
+            if earlier.user_id != user_id:
+                continue
+            for position in range(len(earlier.drafts) - 1, -1, -1):
+                if wrong(earlier.drafts[position]):
+                    return earlier.drafts[position], _Target(window=index, draft=position)
+        if user_id not in stored:
+            stored[user_id] = sorted(self.facts.read_current(user_id), key=lambda f: -f.number)
+        for fact in stored[user_id]:
+            if wrong(fact.card):
+                return fact.card, _Target(fact_id=fact.number)
+        return None
+
+    def _restate(self, card: CardDraft, correction: Correction) -> list[CardDraft]:
+        """Read the corrected statement again; keep what it says about the card's slot (or,
+        failing that, its category), else swap the value in the card itself."""
+        drafts, _, _ = self._extract([restated(card, correction)])
+        same = [d for d in drafts if d.subject == card.subject and d.key == card.key]
+        if not same:
+            same = [d for d in drafts if d.subject == card.subject and d.category == card.category]
+        if not same:
+            return [rewritten(card, correction)]
+        return [as_said_in(d, correction) for d in same[:1]]
 
     def _judge(self, window: _Window) -> None:
         """Ask the judge about the window's cards that fall in the contradiction band, in one
@@ -135,7 +230,8 @@ class FactPipeline:
 
     def commit(self, tx: Transaction, prepared: PreparedFacts, now: float) -> None:
         users: set[str] = set()
-        for window in prepared.windows:
+        made: dict[tuple[int, int], int] = {}  # (window, draft) -> the fact it became
+        for window_index, window in enumerate(prepared.windows):
             live = [
                 index
                 for index, draft in enumerate(window.drafts)
@@ -173,7 +269,10 @@ class FactPipeline:
                 now,
                 None if window.verdicts is None else [window.verdicts[i] for i in live],
                 None if self.judge is None else self.judge.name,
+                [_corrected_id(window.corrects, i, made) for i in live],
             )
+            for draft_index, decision in zip(live, decisions, strict=True):
+                made[(window_index, draft_index)] = decision.fact_id
             if decisions:
                 users.add(window.user_id)
         for user_id in users:
@@ -217,6 +316,17 @@ class FactPipeline:
         used = getattr(outcome, "producer", self.extractor.name)
         error = getattr(outcome, "error", None)
         return list(drafts), str(used), None if error is None else str(error)
+
+
+def _corrected_id(
+    corrects: Sequence[_Target | None], index: int, made: dict[tuple[int, int], int]
+) -> int | None:
+    target = corrects[index] if index < len(corrects) else None
+    if target is None:
+        return None
+    if target.fact_id is not None:
+        return target.fact_id
+    return made.get((target.window, target.draft))
 
 
 def _input(event: StoredEvent) -> ExtractInput:

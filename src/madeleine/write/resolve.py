@@ -68,8 +68,10 @@ class Resolver:
         now: float,
         verdicts: Sequence[dict[int, Verdict]] | None = None,
         judge: str | None = None,
+        corrects: Sequence[int | None] | None = None,
     ) -> list[Decision]:
-        """``verdicts[i]``: the judge's answers for draft i, by stored fact id."""
+        """``verdicts[i]``: the judge's answers for draft i, by stored fact id;
+        ``corrects[i]``: the fact draft i corrects ("Tuesday, not Monday"), ended by it."""
         decisions: list[Decision] = []
         current = {f.number: f for f in self._facts.current(tx, user_id)}
         for index, (draft, vector, text_terms) in enumerate(
@@ -93,6 +95,11 @@ class Resolver:
             if decision.decision in ("added", "superseded"):
                 touched_ids.extend(
                     self._end_stale(tx, user_id, draft, decision.fact_id, current, now)
+                )
+            wrong = corrects[index] if corrects is not None else None
+            if wrong is not None and decision.decision in ("added", "superseded", "duplicate"):
+                touched_ids.extend(
+                    self._end_corrected(tx, user_id, draft, decision.fact_id, wrong, current, now)
                 )
             # keep the in-memory view current: read back only the rows this decision touched
             for touched in touched_ids:
@@ -126,6 +133,25 @@ class Resolver:
             self._facts.log(tx, user_id, "superseded", new_id, number, detail, now)
             ended.append(number)
         return ended
+
+    def _end_corrected(
+        self,
+        tx: Transaction,
+        user_id: str,
+        draft: CardDraft,
+        new_id: int,
+        wrong: int,
+        current: dict[int, StoredFact],
+        now: float,
+    ) -> list[int]:
+        """Supersede the fact a correction names as wrong, if it still holds."""
+        fact = current.get(wrong)
+        if wrong == new_id or fact is None or fact.card.status != "current":
+            return []
+        self._facts.supersede(tx, wrong, new_id, now, _event_time(draft))
+        detail = {**_detail(draft, "correction"), "reason": "corrected", "ended_key": fact.card.key}
+        self._facts.log(tx, user_id, "superseded", new_id, wrong, detail, now)
+        return [wrong]
 
     def _similarity(self, fact: StoredFact, vector: npt.NDArray[np.float32]) -> float:
         cosine = float(fact.vector @ vector)

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import re
 
-from madeleine.facts.rules.en_words import CITIES, CONDITIONS, COUNTRIES, RELATIONS, ROLES
+from madeleine.facts.rules.en_words import (
+    CITIES,
+    CONDITIONS,
+    COUNTRIES,
+    EN_LANGUAGE,
+    RELATIONS,
+    ROLES,
+)
 from madeleine.facts.rules.tables import PLACEHOLDER
 
 # ------------------------------------------------------------------------ fragments
@@ -87,8 +94,15 @@ _WITH = (
 
 _ROWS: list[tuple[str, str]] = [
     # ---- relationships (also read first, to know who "Sarah" is)
-    ("relation", rf"\bmy\s+(?P<rel>{_RELS})\s*,?\s+(?P<person>{_NAME})"),
-    ("relation", rf"\b(?P<person>{_NAME})\s*,?\s+(?:is|'s)\s+my\s+(?P<rel>{_RELS})\b"),
+    ("relation", rf"\bmy\s+(?:new\s+)?(?P<rel>{_RELS})\s*,?\s+(?P<person>{_NAME})"),
+    (
+        "relation",
+        rf"\bmy\s+(?:new\s+|current\s+)?(?P<rel>{_RELS})\s+is\s+(?:now\s+)?(?P<person>{_NAME})\b",
+    ),
+    (
+        "relation",
+        rf"\b(?P<person>{_NAME})\s*,?\s+(?:is|'s)\s+(?:now\s+)?my\s+(?:new\s+)?(?P<rel>{_RELS})\b",
+    ),
     ("relation", rf"\b(?P<person>{_NAME})\s*,\s*my\s+(?P<rel>{_RELS})\s*,"),
     (
         "relation",
@@ -373,11 +387,19 @@ _ROWS: list[tuple[str, str]] = [
     (
         "trip",
         r"\b(?:I|we)\s*(?:have|'ve\s+got|got|booked|'ve\s+booked|have\s+booked|am\s+planning"
+        r"|'m\s+doing|am\s+doing|'re\s+doing|are\s+doing"
         r"|'m\s+planning|are\s+planning|'re\s+planning|am\s+taking|'m\s+taking|are\s+taking|'re\s+"
         r"taking)\s+(?:an?\s+|my\s+|our\s+|the\s+)?(?:(?:upcoming|business|work|family|short"
         r"|long|weekend|quick|little|big|road|honeymoon|school|ski|beach|solo)\s+)*"
         r"(?P<mode>trip|flight|vacation|holiday|getaway|conference|tour|cruise|honeymoon|train"
         rf"\s+ride)\s+(?:to|in)\s+(?:the\s+)?{place('dest')}",
+    ),
+    (
+        "trip",
+        r"\b(?:I|we)\s*(?:'ve\s+|have\s+)?booked\s+(?:an?\s+|my\s+|our\s+|the\s+)?(?:(?:summer"
+        r"|winter|spring|fall|autumn|family|next)\s+)?(?P<mode>vacation|holiday|trip|getaway"
+        r"|honeymoon)\s*[:,-]?\s+(?:(?:two|three|four|one|a|\d+)\s+(?:weeks?|days?|nights?)\s+)?"
+        rf"(?:in|to)\s+(?:the\s+)?{place('dest')}",
     ),
     (
         "trip",
@@ -398,6 +420,30 @@ _ROWS: list[tuple[str, str]] = [
         rf"|house\s+)?(?:from\s+{place('old')}\s+)?to\s+(?:the\s+)?{place('place')}",
     ),
     ("home", rf"\bmy\s+(?:new\s+)?home\s+is\s+(?:now\s+)?in\s+(?:the\s+)?{place('place')}"),
+    (  # "the movers dropped everything off at our new place in Denver"
+        "home",
+        r"\b(?:our|my)\s+new\s+(?:place|apartment|house|home|flat|condo|townhouse|townhome)"
+        rf"\s+(?:is\s+)?in\s+(?:the\s+)?{place('place')}",
+    ),
+    (  # "Working as a barista at Blue Bottle", "got hired as a junior developer at Shopify"
+        "role",
+        r"(?:^|\b(?:I|we)\s*(?:'ve\s+|have\s+)?(?:just\s+|recently\s+|finally\s+)?)"
+        r"(?:got\s+hired|was\s+hired|started|working|began|signed\s+on)\s+as\s+(?:an?\s+|the\s+)?"
+        r"(?P<role>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)\s+(?:at|for|with)\s+"
+        rf"(?P<org>{_ORG})",
+    ),
+    # ---- what the user is learning
+    (
+        "learning",
+        r"\b(?:I|we)(?:'m|\s+am|'ve\s+been|\s+have\s+been|'re|\s+are)?\s+(?:now\s+|currently\s+"
+        r"|also\s+)?(?:learning|studying|taking\s+(?:a\s+)?(?:class(?:es)?|lessons?|course)\s+in)"
+        rf"\s+{EN_LANGUAGE}",
+    ),
+    (
+        "learning",
+        r"\b(?:I|we)\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:learning|studying|to\s+learn"
+        rf"|to\s+study)\s+{EN_LANGUAGE}",
+    ),
     (
         "workplace",
         rf"\b(?:I|we)\s+{_ADV}work\s+(?:in|out\s+of)\s+(?:the\s+)?{place('place')}|\bmy\s+"

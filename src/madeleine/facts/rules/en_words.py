@@ -16,7 +16,8 @@ RELATIONS = table(
     baby sister, twin sister; brother: older brother, younger brother, little brother,
     big brother, baby brother, twin brother; grandmother: grandma, granny;
     grandfather: grandpa; granddaughter:; grandson:; aunt:; uncle:; cousin:; niece:; nephew:;
-    best_friend: best friend; friend:; boss:; manager:; colleague: coworker, co-worker;
+    best_friend: best friend; friend:; manager: boss, supervisor, line manager;
+    colleague: coworker, co-worker;
     roommate: flatmate; neighbor: neighbour; child: kid, baby, oldest, youngest, eldest;
     stepson:; stepdaughter:; stepmother:; stepfather:; mother_in_law: mother-in-law;
     father_in_law: father-in-law; sister_in_law: sister-in-law;
@@ -214,3 +215,12 @@ PREFERENCE_TOPICS = table(
     edge, brave, arc; phone: iphone, android, pixel, galaxy, 아이폰, 갤럭시""",
     canonical_is_alias=False,
 )
+
+# languages a user may be learning (``madeleine.facts.rules.learning``)
+ENGLISH_LANGUAGES = (
+    "English Spanish French German Italian Portuguese Japanese Korean Chinese Mandarin"
+    " Cantonese Russian Arabic Hindi Dutch Swedish Norwegian Danish Finnish Polish Greek"
+    " Turkish Hebrew Vietnamese Thai Indonesian Tagalog Swahili Czech Ukrainian Latin"
+    " ASL"
+).split()
+EN_LANGUAGE = "(?P<lang>" + "|".join(ENGLISH_LANGUAGES) + r")\b"

@@ -16,6 +16,7 @@ from madeleine.facts.rules import (
     health,
     identity,
     ko,
+    learning,
     people,
     phrases,
     plans,
@@ -85,6 +86,7 @@ _SLOTS: dict[str, _Slot] = {
     "account_closed": _Slot(Category.ACCOUNT, _SEMANTIC, _VOLATILE, 0.7),
     "project": _Slot(Category.PROJECT, _SEMANTIC, _VOLATILE, 0.7),
     "trip": _Slot(Category.PLAN, _EPISODIC, _VOLATILE, 0.75),
+    "learning": _Slot(Category.EDUCATION, _SEMANTIC, _VOLATILE, 0.5),
     "instruction": _Slot(Category.HABIT, _PROCEDURAL, _STABLE, 0.7, multi_valued=True),
 }
 
@@ -345,4 +347,5 @@ _BUILDERS: dict[str, Builder] = {
     **health.BUILDERS,
     **plans.BUILDERS,
     **changes.BUILDERS,
+    **learning.BUILDERS,
 }

@@ -86,6 +86,9 @@ def korean_item(raw: str, said: Said) -> str | None:
     """The noun phrase before a particle, without the topic words in front of it; None for
     what cannot be resolved ("그 영화": which film?)."""
     words = raw.split()
+    first_words = said.text.lstrip().startswith(raw)
+    if len(words) > 1 and words[0] in ("저", "전", "난", "나") and first_words:
+        words.pop(0)  # "저 땅콩 알레르기 있어요": at a sentence's start 저 is "I", not "that"
     if words and words[0] in _KOREAN_DEMONSTRATIVES:
         return None
     while len(words) > 1:

@@ -26,7 +26,7 @@ RELATIONS = table(
     grandson: 손자; aunt: 이모, 고모; uncle: 삼촌, 외삼촌, 큰아버지, 작은아버지;
     cousin: 사촌; niece_or_nephew: 조카; friend: 친구; best_friend: 절친, 베프;
     boyfriend: 남자친구, 남자 친구, 남친; girlfriend: 여자친구, 여자 친구, 여친;
-    fiance: 약혼자, 약혼녀; boss: 상사, 사장님, 사장; manager: 팀장님, 팀장, 부장님, 부장;
+    fiance: 약혼자, 약혼녀; boss: 사장님, 사장; manager: 상사, 팀장님, 팀장, 부장님, 부장;
     colleague: 동료, 직장 동료; roommate: 룸메이트; mother_in_law: 시어머니, 장모님, 장모;
     father_in_law: 시아버지, 장인어른, 장인; child: 아이, 애기, 아기, 막내""",
     canonical_is_alias=False,
@@ -185,6 +185,14 @@ _ID = (
     rf"(?P<value>{PLACEHOLDER}|\+?\d[\d\s-]{{3,}}\d"
     r"|(?=[A-Za-z0-9-]*\d)[A-Za-z0-9][A-Za-z0-9-]{3,})"
 )
+# languages a user may be learning (``madeleine.facts.rules.learning``)
+KOREAN_LANGUAGES = (
+    "영어 스페인어 프랑스어 불어 독일어 이탈리아어 포르투갈어 일본어 일어 한국어 중국어 광둥어"
+    " 러시아어 아랍어 힌디어 네덜란드어 스웨덴어 베트남어 태국어 인도네시아어 터키어 그리스어"
+    " 라틴어 수어"
+).split()
+KO_LANGUAGE = "(?P<lang>" + "|".join(sorted(KOREAN_LANGUAGES, key=len, reverse=True)) + ")"
+_TITLES = r"(?:부장|팀장|과장|차장|대리|실장|이사|상무|전무|본부장|센터장|사장)"
 _COPULA = r"(?:이에요|예요|입니다|이야|야|이고|고|인데|이죠|죠|이라서|라서|이거든요|거든요)"
 _ROLES = _alternation(
     """간호사 의사 치과의사 약사 교사 선생님 초등학교 교사 교수 강사 개발자 프로그래머 엔지니어
@@ -205,6 +213,18 @@ _ROWS: list[tuple[str, str]] = [
         rf"(?<![가-힣])(?P<person>{_NAME})(?:이는|이가|는|은|가|이)?\s*,?\s*{_POSSESSOR}\s*"
         rf"(?P<rel>{_RELS})(?:{_COPULA}|입니다)",
     ),
+    (  # "요즘 일본어 공부해요", "스페인어 배우기 시작했어요" (not "일본어는 잠깐 쉬고")
+        "learning",
+        rf"(?<![가-힣]){KO_LANGUAGE}\s*(?:를|을|도)?\s*(?:열심히\s*|다시\s*|새로\s*)?"
+        r"(?:공부(?:해|하고|하는\s*중|중|합니다|를\s*시작|\s*시작)|배우(?:고|는\s*중|기\s*시작)|배워"
+        r"|배웁니다)",
+    ),
+    (  # "새 팀장은 박지훈 팀장님이에요", "우리 팀장님이 김 부장님인데"
+        "relation",
+        rf"(?:{_POSSESSOR}\s*)?(?:새\s*|새로\s*온\s*)?(?P<rel>{_RELS})(?:은|는|이|가)\s+"
+        rf"(?P<person>[가-힣]{{2,4}}?|[가-힣]\s*{_TITLES})\s*(?:{_TITLES}\s*)?(?:님|씨)?\s*"
+        r"(?:이에요|예요|입니다|이야|야|이고|인데|이래요|래요|이세요|세요|이시고|이신데)",
+    ),
     (
         "relation",
         rf"(?P<rel>{_RELS})\s*(?:의\s*)?이름은\s*(?P<person>{_NAME})(?:{_COPULA}|이|라고|이라고)?"
@@ -215,6 +235,7 @@ _ROWS: list[tuple[str, str]] = [
         "seat",
         r"(?P<seat>창가|창문\s*쪽|창측|통로|복도|비상구)\s*(?:쪽\s*|측\s*)?(?:좌석|자리|석)"
         rf"(?:을|를|이|가|으로|로)?\s*{_ADV}(?:선호|좋아|원해|원합니다|부탁|주세요|해\s*줘|로\s*해"
+        r"|잡아|예약해|편해|편하|나아|낫더라"
         r"|로\s*부탁|으로\s*부탁|앉)",
     ),
     (

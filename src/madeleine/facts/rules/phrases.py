@@ -223,6 +223,10 @@ def _seat(fact: Fact, get: Get) -> str | None:
     return f"{_topic(fact)} {word(get('seat'))} 좌석을 선호한다."
 
 
+def _learning(fact: Fact, get: Get) -> str | None:
+    return f"{_topic(fact)} {particle(get('language') or '외국어', '을', '를')} 배우고 있다."
+
+
 def _diet(fact: Fact, get: Get) -> str | None:
     return f"{_topic(fact)} {word(get('diet'))} 식단을 한다."
 
@@ -335,6 +339,7 @@ _RENDER: dict[str, Callable[[Fact, Get], str | None]] = {
     "switch": _switch,
     "habit": _habit,
     "seat": _seat,
+    "learning": _learning,
     "diet": _diet,
     "allergy": _allergy,
     "medication": _medication,
