@@ -200,3 +200,16 @@ def test_the_language_being_learned_changes(memory: Memory) -> None:
     current = memory.facts("eoneo")
     assert _values(current, "education.language", "language") == ["스페인어"]
     assert current[0].statement == "사용자는 스페인어를 배우고 있다."
+
+
+def test_a_correction_of_what_no_fact_holds_versions_the_sentence(memory: Memory) -> None:
+    _tell(memory, "tom", ("2024-02-05T10:00:00Z", "The meeting with my landlord is on Thursday."))
+    assert memory.facts("tom") == []
+    _tell(memory, "tom", ("2024-02-07T09:00:00Z", "Sorry, I misread: it's Friday, not Thursday."))
+    current = memory.facts("tom")
+    assert len(current) == 1 and "landlord is on Friday" in current[0].statement
+    history = memory.history(current[0].id, user_id="tom")
+    assert "on Thursday" in history[0].statement and history[0].status == "superseded"
+    hits = memory.search("When do I meet the landlord?", user_id="tom", limit=3)
+    turns = [h for h in hits if h.kind == "turn"]
+    assert "Friday" in turns[0].text

@@ -13,10 +13,12 @@ count: "I'm a nurse, not a doctor" is not a correction of "my sister is a doctor
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, replace
+from datetime import datetime
 
-from madeleine.facts.cards import Attribute, CardDraft
+from madeleine.facts.cards import Attribute, CardDraft, Category, MemoryType, Stability
 from madeleine.facts.extract import ExtractInput
 
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -172,4 +174,56 @@ def as_said_in(draft: CardDraft, correction: Correction) -> CardDraft:
             "sources": [correction.said.event_id],
             "valid_from": draft.valid_from or correction.said.occurred_at,
         }
+    )
+
+
+def said_versions(
+    sentence: str, said_at: datetime, event_id: int, correction: Correction
+) -> tuple[CardDraft, CardDraft]:
+    """When no fact holds the wrong value ("the meeting with my landlord is on Thursday"),
+    the sentence that said it and its corrected form become two versions of one statement
+    card, the second superseding the first: what was said, and what holds."""
+    key = "said." + hashlib.sha1(sentence.casefold().encode()).hexdigest()[:12]
+    fixed = _swap(sentence, correction)
+    korean = _HANGUL.search(sentence) is not None
+    said, corrected = (
+        ("사용자가 말했다", "사용자가 정정했다")
+        if korean
+        else (
+            "The user said",
+            "The user corrected it",
+        )
+    )
+    wrong = f"({correction.old[:60]} 아님)" if korean else f"(not {correction.old[:60]})"
+    old = _statement_card(key, f"{said}: {sentence[:900]}", sentence, correction.old, said_at)
+    new = _statement_card(
+        key,
+        f"{corrected}: {fixed[:860]} {wrong}",
+        correction.said.text,
+        correction.new,
+        correction.said.occurred_at,
+    )
+    old.sources.append(event_id)
+    new.sources.append(correction.said.event_id)
+    return old, new
+
+
+def _statement_card(
+    key: str, statement: str, backstory: str, value: str, at: datetime
+) -> CardDraft:
+    return CardDraft(
+        statement=statement,
+        category=Category.OTHER,
+        subject="user",
+        relationship=None,
+        multi_valued=False,
+        valid_to=None,
+        backstory=backstory[:1000],
+        attributes=[Attribute(name="value", type="text", value=value[:200], unit=None)],
+        key=key,
+        memory_type=MemoryType.EPISODIC,
+        stability=Stability.VOLATILE,
+        importance=0.5,
+        confidence=0.8,
+        valid_from=at,
     )

@@ -11,6 +11,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
@@ -24,10 +25,13 @@ from madeleine.facts.corrections import (
     as_said_in,
     card_mentions,
     corrections_in,
+    mentions,
     restated,
     rewritten,
+    said_versions,
 )
 from madeleine.facts.extract import ExtractInput, Extractor
+from madeleine.facts.rules.extractor import split_sentences
 from madeleine.facts.topics import topic_text
 from madeleine.store.ports import EventLog, FactRepository
 from madeleine.store.records import StoredEvent, StoredFact, Transaction
@@ -108,7 +112,8 @@ class FactPipeline:
                 fixes = self._corrections(user_id, window, drafts, prepared, stored)
                 corrects: list[_Target | None] = [None] * len(drafts)
                 for fix, target in fixes:
-                    drafts.append(_with_defaults(fix, chunk))
+                    said_earlier = fix.key.startswith("said.") and target is None
+                    drafts.append(fix if said_earlier else _with_defaults(fix, chunk))
                     corrects.append(target)
                 if not drafts and error is None:
                     continue
@@ -133,18 +138,53 @@ class FactPipeline:
         drafts: Sequence[CardDraft],
         prepared: PreparedFacts,
         stored: dict[str, list[StoredFact]],
-    ) -> list[tuple[CardDraft, _Target]]:
+    ) -> list[tuple[CardDraft, _Target | None]]:
         """The new versions that the window's corrections ("it's Tuesday, not Monday") make
         of what they correct, each with the fact it replaces."""
-        fixes: list[tuple[CardDraft, _Target]] = []
+        fixes: list[tuple[CardDraft, _Target | None]] = []
+        here = len(prepared.windows)
         for message in window:
             for correction in corrections_in(message):
                 found = self._corrected(user_id, correction, drafts, prepared, stored)
-                if found is None:
+                if found is not None:
+                    card, target = found
+                    fixes.extend((draft, target) for draft in self._restate(card, correction))
                     continue
-                card, target = found
-                fixes.extend((draft, target) for draft in self._restate(card, correction))
+                sentence = self._said_before(user_id, correction, window)
+                if sentence is None:
+                    continue
+                old, new = said_versions(*sentence, correction)
+                fixes.append((old, None))
+                fixes.append((new, _Target(window=here, draft=len(drafts) + len(fixes) - 1)))
         return fixes
+
+    def _said_before(
+        self, user_id: str, correction: Correction, window: Sequence[ExtractInput]
+    ) -> tuple[str, datetime, int] | None:
+        """The latest sentence the user said before the correction that holds the wrong value
+        (and not the right one), with its time and message: this window first, then the log."""
+        said = correction.said.event_id
+
+        def holding(text: str) -> str | None:
+            for sentence in reversed(split_sentences(text)):
+                if mentions(sentence, correction.old) and not mentions(sentence, correction.new):
+                    return sentence
+            return None
+
+        for message in reversed(window):
+            if message.role != "user" or message.event_id >= said:
+                continue
+            if (found := holding(message.text)) is not None:
+                return found, message.occurred_at, message.event_id
+        earlier = [
+            e
+            for e in self._log.events_for_user(user_id)
+            if e.role == "user" and e.id < said and e.id < window[0].event_id
+        ]
+        for event in sorted(earlier, key=lambda e: (e.occurred_at, e.id), reverse=True):
+            if (found := holding(event.content)) is not None:
+                return found, from_epoch(event.occurred_at), event.id
+        return None
 
     def _corrected(
         self,

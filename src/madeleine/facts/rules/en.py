@@ -420,6 +420,12 @@ _ROWS: list[tuple[str, str]] = [
         rf"|house\s+)?(?:from\s+{place('old')}\s+)?to\s+(?:the\s+)?{place('place')}",
     ),
     ("home", rf"\bmy\s+(?:new\s+)?home\s+is\s+(?:now\s+)?in\s+(?:the\s+)?{place('place')}"),
+    (  # "signed the lease on a flat in Marseille", "we bought a house in Austin"
+        "home",
+        r"\b(?:signed\s+(?:the|a|our|my)\s+lease\s+(?:on|for)|(?:I|we)\s+(?:just\s+|finally\s+)?"
+        r"(?:bought|rented|closed\s+on))\s+(?:an?|the|our|my)\s+(?:new\s+)?(?:place|apartment"
+        rf"|house|home|flat|condo|townhouse)\s+in\s+(?:the\s+)?{place('place')}",
+    ),
     (  # "the movers dropped everything off at our new place in Denver"
         "home",
         r"\b(?:our|my)\s+new\s+(?:place|apartment|house|home|flat|condo|townhouse|townhome)"
