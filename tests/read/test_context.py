@@ -181,3 +181,19 @@ def test_the_budget_left_goes_to_what_the_request_acts_on(
         assert "60 days" in context.text
         for filler in ("sourdough", "physio", "podcast"):
             assert filler not in context.text
+
+
+def test_a_line_a_later_turn_changed_is_marked_outdated(tmp_path: Path, embedder: Embedder) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _sessions(
+            memory,
+            "u",
+            ("old", "2023-11-02", ["My 2012 Honda Civic needs new brake pads again."]),
+            ("new", "2024-03-09", ["Finally sold the old Civic! I picked up a used Tesla now."]),
+            ("misc", "2024-03-10", ["Baking sourdough this weekend."]),
+        )
+        context = memory.context("what car do I drive?", user_id="u", budget_tokens=500)
+        lines = [line for line in context.text.splitlines() if "Civic" in line]
+        assert any("Tesla" in line for line in lines)
+        old = [line for line in lines if "brake pads" in line]
+        assert old and all("(outdated: said 2023-11-02; later: 2024-03-09)" in o for o in old)

@@ -28,6 +28,7 @@ from datetime import datetime
 from madeleine.facts.cards import Card
 from madeleine.facts.rules.extractor import split_sentences
 from madeleine.facts.topics import SLOT_WORDS
+from madeleine.read.outdated import Line, outdated, particular
 from madeleine.read.request import SearchRequest
 from madeleine.read.restore import Restorer
 from madeleine.read.stages import spoken_words
@@ -55,6 +56,7 @@ SHORT_TURN_WORDS = 4  # a hit this short needs its neighbours to mean anything
 # to hits down to this share of the best score, but only those naming a rare query word (or a
 # word of what the query acts on: a move's lease, a flight's passport). Never plain filler.
 FILL_FLOOR = 0.2
+PARTICULAR_SHARE = 0.1  # a word shared by a change and an earlier turn, in few hits
 RARE_SHARE = 0.2  # a query word in more than this share of the hits names nothing in particular
 LONG_SHARE = 0.5  # a passage may take at most this share of the budget (then it is cut)
 PROFILE_SHARE = 0.15  # the standing profile may take at most this share of the budget
@@ -87,6 +89,11 @@ _FAMILY_WORDS = {
     "월세 전세 집주인 계약",
     "care": "appointment doctor dentist clinic hospital visit checkup 병원 진료 예약 치과 의사",
 }
+_WHEN_WORDS = (
+    "now later today tomorrow yesterday week weekend month year day days time times ago soon "
+    "new old next last first heads up anyway really still right 이제 나중 오늘 내일 어제 주말 "
+    "이번 다음 지난 참고 요즘 새로 정말 진짜"
+)
 # Words of other things a request acts on, used only to bring turns in (no fact family):
 # taxes need the forms, income and deadlines; a device its warranty and serial number.
 _TURN_FAMILY_WORDS = {
@@ -185,6 +192,10 @@ class _Packer:
         for hits in (self.window, self.items):
             if hits:
                 hit = hits.pop()
+                if hit.kind == "fact":
+                    line = f"- {fact_line_of(hit)}"
+                    self.facts[:] = [f for f in self.facts if not f.startswith(line)]
+                    return True
                 turns = self.sections[hit.session_id]
                 turns[:] = [t for t in turns if t.hit.id != hit.id]
                 if not turns:
@@ -266,6 +277,7 @@ class ContextBuilder:
         )
         for line in self._profile(request, packer.seen, standing_only=not broad):
             packer.add_line(packer.profile, PROFILE_TITLE, line, profile_limit)
+        self._mark_outdated(packer, hits, terms)
         text = packer.render()
         tokens = self._count(text)
         # our estimator is additive over lines; a plugged-in counter may not be: trim to fit
@@ -279,6 +291,40 @@ class ContextBuilder:
         return Context(
             text=text, items=items, tokens=tokens, budget_tokens=budget_tokens, window=packer.window
         )
+
+    def _mark_outdated(self, packer: _Packer, hits: Sequence[Hit], terms: set[str]) -> None:
+        """Mark the turns and facts of the block that a later turn of it changed (see
+        ``read.outdated``); the truth stage's own marks stay as they are."""
+        if len(packer.sections) < 2:
+            return
+        skip = terms | self._request_words() | _GENERIC_WORDS | self._when_words()
+
+        def words(hit: Hit) -> frozenset[str]:
+            found = self._analyzer.terms(spoken_words(hit.text, hit.speaker))
+            return frozenset(w for w in found if len(w) > 1 and not w.isdigit()) - skip
+
+        keep = particular((words(h) for h in hits), PARTICULAR_SHARE)
+        direct = {h.id for h in packer.items}
+        rank = {h.id: i for i, h in enumerate(hits)}
+        turns = [
+            Line(t.hit, keep(words(t.hit)), t.hit.id in direct, rank.get(t.hit.id, len(rank)))
+            for section in packer.sections.values()
+            for t in section
+        ]
+        facts = [Line(h, keep(words(h)), True) for h in packer.items if h.kind == "fact"]
+        notes = outdated(turns, facts, lambda h: (h.timestamp.timestamp(), _number(h.id)))
+        for section in packer.sections.values():
+            for turn in section:
+                if turn.hit.id in notes and not turn.note:
+                    turn.note = notes[turn.hit.id]
+                    packer.used += self._count(turn.note)
+        for line in facts:
+            if line.hit.id in notes:
+                plain = f"- {fact_line_of(line.hit)}\n"
+                packer.facts[:] = [
+                    f"- {fact_line_of(line.hit)}{notes[line.hit.id]}\n" if f == plain else f
+                    for f in packer.facts
+                ]
 
     def _relevant(self, hits: Sequence[Hit], terms: set[str]) -> list[Hit]:
         """The best hit, and the others within reach of it: near it by score, and either
@@ -305,6 +351,15 @@ class ContextBuilder:
         if known is None:
             known = frozenset(self._analyzer.terms(_REQUEST_WORDS))
             self._slot_words["request"] = known
+        return known
+
+    def _when_words(self) -> frozenset[str]:
+        """Words of time and of change itself: two turns sharing "later" or "now" are not
+        about the same thing."""
+        known = self._slot_words.get("when")
+        if known is None:
+            known = frozenset(self._analyzer.terms(_WHEN_WORDS))
+            self._slot_words["when"] = known
         return known
 
     def _reach(self, terms: set[str]) -> set[str]:
