@@ -197,3 +197,14 @@ def test_a_line_a_later_turn_changed_is_marked_outdated(tmp_path: Path, embedder
         assert any("Tesla" in line for line in lines)
         old = [line for line in lines if "brake pads" in line]
         assert old and all("(outdated: said 2023-11-02; later: 2024-03-09)" in o for o in old)
+
+
+def test_korean_request_words_reach_what_the_request_acts_on(tmp_path: Path) -> None:
+    """A Korean noun of the word lists analyzed alone must not shrink to a particle: "이사"
+    (a move) reaches the lease's words, and "이" (in every sentence) reaches nothing."""
+    with Memory(tmp_path / "m", background=False) as memory:
+        builder = memory._open().contexts
+        home = builder._family_words("home")
+        assert {"이사", "전세", "집주인"} <= home
+        assert "이" not in home and "이" not in builder._family_words("medicine")
+        assert "전세" in builder._reach({"판교", "이사"})

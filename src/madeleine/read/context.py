@@ -81,10 +81,13 @@ _REQUEST_WORDS = (
 )
 _FAMILY_WORDS = {
     "travel": "flight flights fly flying trip travel abroad international airline airport "
-    "passport visa boarding 항공권 비행기 비행 출국 해외 여행 공항 여권 비자",
-    "medicine": "medicine medication drug pill pills prescription prescribed dose take taking "
-    "painkiller antibiotic ibuprofen advil aspirin naproxen acetaminophen tylenol amoxicillin "
-    "penicillin codeine 약 약을 처방 복용 진통제 항생제 아스피린 이부프로펜 아목시실린 타이레놀",
+    "passport visa boarding away vacation holiday 항공권 비행기 비행 출국 해외 여행 공항 여권 "
+    "비자 휴가 떠나",
+    "medicine": "medicine medication medications drug pill pills prescription prescribed dose "
+    "mg take taking daily supplement supplements vitamin iron painkiller antibiotic ibuprofen "
+    "advil aspirin naproxen acetaminophen tylenol amoxicillin penicillin codeine warfarin "
+    "metformin statin insulin inhaler allergic allergy 약 약을 처방 복용 진통제 항생제 아스피린 "
+    "이부프로펜 아목시실린 타이레놀 페니실린 와파린 영양제 철분제 비타민 알레르기",
     "home": "move moving relocate relocation apartment lease rent landlord notice 이사 이주 "
     "월세 전세 집주인 계약",
     "care": "appointment doctor dentist clinic hospital visit checkup 병원 진료 예약 치과 의사",
@@ -346,10 +349,21 @@ class ContextBuilder:
                 kept.append(hit)
         return kept
 
+    def _lexicon(self, words: str) -> frozenset[str]:
+        """Analyzed terms of a word list, word by word. A Korean noun alone reads as a
+        particle and a stem ("이사" → "이", "사"): keep the word itself and its pieces of
+        two letters or more, never the one-letter pieces every sentence has."""
+        known: set[str] = set()
+        for word in words.split():
+            known.update(t for t in self._analyzer.terms(word) if len(t) > 1)
+            if not word.isascii():
+                known.add(word)
+        return frozenset(known)
+
     def _request_words(self) -> frozenset[str]:
         known = self._slot_words.get("request")
         if known is None:
-            known = frozenset(self._analyzer.terms(_REQUEST_WORDS))
+            known = self._lexicon(_REQUEST_WORDS)
             self._slot_words["request"] = known
         return known
 
@@ -358,7 +372,7 @@ class ContextBuilder:
         about the same thing."""
         known = self._slot_words.get("when")
         if known is None:
-            known = frozenset(self._analyzer.terms(_WHEN_WORDS))
+            known = self._lexicon(_WHEN_WORDS)
             self._slot_words["when"] = known
         return known
 
@@ -534,7 +548,7 @@ class ContextBuilder:
         known = self._slot_words.get(f"family:{family}")
         if known is None:
             words = _FAMILY_WORDS.get(family) or _TURN_FAMILY_WORDS.get(family, "")
-            known = frozenset(self._analyzer.terms(words))
+            known = self._lexicon(words)
             known -= _GENERIC_WORDS
             self._slot_words[f"family:{family}"] = known
         return known
