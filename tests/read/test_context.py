@@ -129,3 +129,82 @@ def test_what_the_query_acts_on_comes_with_why(tmp_path: Path, embedder: Embedde
         dentist = memory.context("confirm my dentist appointment", user_id="u", budget_tokens=300)
         assert "BS-4821" in dentist.text
         assert "metformin" not in dentist.text  # not the appointment's business
+
+
+def test_an_assistant_reply_brings_what_the_user_said(tmp_path: Path, embedder: Embedder) -> None:
+    """The reply names the query's word ("laptop"), the user's turn before it holds the
+    facts (the warranty and the service tag): both come in."""
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        memory.add(
+            [
+                {
+                    "role": "user",
+                    "content": "Bought a Dell XPS 15 today with a one-year warranty. "
+                    "Service tag 7HX2K93.",
+                },
+                {"role": "assistant", "content": "Nice laptop! I'll remember the service tag."},
+                {"role": "user", "content": "Unrelated: my sister visits in May."},
+            ],
+            user_id="u",
+            timestamp="2024-07-01T10:00:00Z",
+        )
+        assert memory.wait(timeout=120)
+        context = memory.context(
+            "my laptop screen keeps flickering, what should I do?", user_id="u", budget_tokens=300
+        )
+        assert "7HX2K93" in context.text and "warranty" in context.text
+
+
+def test_the_budget_left_goes_to_what_the_request_acts_on(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """Graded floor: a move brings the lease's notice said months earlier (no word shared
+    with the query), but the rest of the budget does not go to unrelated small talk."""
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _sessions(
+            memory,
+            "u",
+            (
+                "lease",
+                "2024-01-08",
+                [
+                    "My lease at Maple Court ends July 31, and the landlord needs 60 days' "
+                    "written notice if I'm not renewing."
+                ],
+            ),
+            ("job", "2024-03-15", ["I got a job offer from Amazon in Seattle! I start August 12."]),
+            ("misc", "2024-04-01", ["Baking sourdough this weekend.", "My knee physio helps."]),
+            ("chat", "2024-04-02", ["What's a good podcast about history?"]),
+        )
+        context = memory.context("help me plan my move to Seattle", user_id="u", budget_tokens=500)
+        assert "Amazon" in context.text
+        assert "60 days" in context.text
+        for filler in ("sourdough", "physio", "podcast"):
+            assert filler not in context.text
+
+
+def test_a_line_a_later_turn_changed_is_marked_outdated(tmp_path: Path, embedder: Embedder) -> None:
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _sessions(
+            memory,
+            "u",
+            ("old", "2023-11-02", ["My 2012 Honda Civic needs new brake pads again."]),
+            ("new", "2024-03-09", ["Finally sold the old Civic! I picked up a used Tesla now."]),
+            ("misc", "2024-03-10", ["Baking sourdough this weekend."]),
+        )
+        context = memory.context("what car do I drive?", user_id="u", budget_tokens=500)
+        lines = [line for line in context.text.splitlines() if "Civic" in line]
+        assert any("Tesla" in line for line in lines)
+        old = [line for line in lines if "brake pads" in line]
+        assert old and all("(outdated: said 2023-11-02; later: 2024-03-09)" in o for o in old)
+
+
+def test_korean_request_words_reach_what_the_request_acts_on(tmp_path: Path) -> None:
+    """A Korean noun of the word lists analyzed alone must not shrink to a particle: "이사"
+    (a move) reaches the lease's words, and "이" (in every sentence) reaches nothing."""
+    with Memory(tmp_path / "m", background=False) as memory:
+        builder = memory._open().contexts
+        home = builder._family_words("home")
+        assert {"이사", "전세", "집주인"} <= home
+        assert "이" not in home and "이" not in builder._family_words("medicine")
+        assert "전세" in builder._reach({"판교", "이사"})

@@ -28,6 +28,7 @@ from datetime import datetime
 from madeleine.facts.cards import Card
 from madeleine.facts.rules.extractor import split_sentences
 from madeleine.facts.topics import SLOT_WORDS
+from madeleine.read.outdated import Line, outdated, particular
 from madeleine.read.request import SearchRequest
 from madeleine.read.restore import Restorer
 from madeleine.read.stages import spoken_words
@@ -51,6 +52,12 @@ UNMATCHED_FLOOR = 0.88
 # ... and closer still when the best hit does share words with it: the words are the evidence.
 UNMATCHED_FLOOR_WORDED = 0.95
 SHORT_TURN_WORDS = 4  # a hit this short needs its neighbours to mean anything
+# Graded floor: once the hits above fill what they can, the budget left goes, in score order,
+# to hits down to this share of the best score, but only those naming a rare query word (or a
+# word of what the query acts on: a move's lease, a flight's passport). Never plain filler.
+FILL_FLOOR = 0.2
+PARTICULAR_SHARE = 0.1  # a word shared by a change and an earlier turn, in few hits
+RARE_SHARE = 0.2  # a query word in more than this share of the hits names nothing in particular
 LONG_SHARE = 0.5  # a passage may take at most this share of the budget (then it is cut)
 PROFILE_SHARE = 0.15  # the standing profile may take at most this share of the budget
 # "tell me about me", "what do you know about me": the whole profile is the answer
@@ -65,15 +72,40 @@ ELLIPSIS = "…"
 LINKED_FACTS = 5  # linked facts at most
 # analyzed words too common to name what a query acts on
 _GENERIC_WORDS = frozenset({"go", "plan", "book", "use", "new", "get", "main", "make"})
+# words of the request itself, not of what it is about: a turn sharing only these with the
+# query ("thanks for the help") is no evidence
+_REQUEST_WORDS = (
+    "help helps helped need needs want let lets keep keeps time times work make get know tell "
+    "think say thing things today please just still can could would should sort "
+    "도와 도움 알려 정리 준비 이번 때문 괜찮 챙기 계획 세우 해줘 좀"
+)
 _FAMILY_WORDS = {
     "travel": "flight flights fly flying trip travel abroad international airline airport "
-    "passport visa boarding 항공권 비행기 비행 출국 해외 여행 공항 여권 비자",
-    "medicine": "medicine medication drug pill pills prescription prescribed dose take taking "
-    "painkiller antibiotic ibuprofen advil aspirin naproxen acetaminophen tylenol amoxicillin "
-    "penicillin codeine 약 약을 처방 복용 진통제 항생제 아스피린 이부프로펜 아목시실린 타이레놀",
+    "passport visa boarding away vacation holiday 항공권 비행기 비행 출국 해외 여행 공항 여권 "
+    "비자 휴가 떠나",
+    "medicine": "medicine medication medications drug pill pills prescription prescribed dose "
+    "mg take taking daily supplement supplements vitamin iron painkiller antibiotic ibuprofen "
+    "advil aspirin naproxen acetaminophen tylenol amoxicillin penicillin codeine warfarin "
+    "metformin statin insulin inhaler allergic allergy 약 약을 처방 복용 진통제 항생제 아스피린 "
+    "이부프로펜 아목시실린 타이레놀 페니실린 와파린 영양제 철분제 비타민 알레르기",
     "home": "move moving relocate relocation apartment lease rent landlord notice 이사 이주 "
     "월세 전세 집주인 계약",
     "care": "appointment doctor dentist clinic hospital visit checkup 병원 진료 예약 치과 의사",
+}
+_WHEN_WORDS = (
+    "now later today tomorrow yesterday week weekend month year day days time times ago soon "
+    "new old next last first heads up anyway really still right 이제 나중 오늘 내일 어제 주말 "
+    "이번 다음 지난 참고 요즘 새로 정말 진짜"
+)
+# Words of other things a request acts on, used only to bring turns in (no fact family):
+# taxes need the forms, income and deadlines; a device its warranty and serial number.
+_TURN_FAMILY_WORDS = {
+    "tax": "tax taxes paperwork accountant return filing forms 1099 w-2 income deduction "
+    "receipts 세금 연말정산 정산 공제 세액공제 영수증 서류 소득 의료비 월세",
+    "device": "laptop computer phone screen battery broken repair warranty serial receipt "
+    "노트북 컴퓨터 휴대폰 화면 배터리 고장 수리 보증 시리얼",
+    "pet": "dog cat pet vet kennel boarding vaccination vaccine shot 강아지 고양이 반려견 "
+    "동물병원 애견호텔 예방접종 접종",
 }
 _WHY = {
     "care": "for the same care",
@@ -163,6 +195,10 @@ class _Packer:
         for hits in (self.window, self.items):
             if hits:
                 hit = hits.pop()
+                if hit.kind == "fact":
+                    line = f"- {fact_line_of(hit)}"
+                    self.facts[:] = [f for f in self.facts if not f.startswith(line)]
+                    return True
                 turns = self.sections[hit.session_id]
                 turns[:] = [t for t in turns if t.hit.id != hit.id]
                 if not turns:
@@ -208,7 +244,9 @@ class ContextBuilder:
             return self._profile_only(request, budget_tokens) or empty
         asked = hits[0].explain.get("query", {}).get("rewritten") or request.query
         terms = set(self._analyzer.terms(str(asked)))  # "Alex" asked of Alex's memory: "I"
+        terms -= self._request_words()
         relevant = self._relevant(hits, terms)
+        rare = self._rare_words(hits, terms | self._reach(terms))
         packer = _Packer(budget_tokens, self._count, self._count(HEADER))
         if packer.used >= budget_tokens or not self._fits_best(packer, relevant[0], terms):
             return self._bare(relevant[0], terms, budget_tokens)
@@ -235,12 +273,14 @@ class ContextBuilder:
                 for near in found.get(hit.id, []):
                     if self._explains(hit, near, terms):
                         packer.add_turn(self._turn(near, terms, budget_tokens), window=True)
+        self._fill(request, packer, hits, rare, terms, budget_tokens, window)
         profile_limit = packer.used + int(budget_tokens * PROFILE_SHARE)
         broad = bool(hits[0].explain.get("query", {}).get("broad")) or bool(
             _ABOUT_USER.search(request.query)
         )
         for line in self._profile(request, packer.seen, standing_only=not broad):
             packer.add_line(packer.profile, PROFILE_TITLE, line, profile_limit)
+        self._mark_outdated(packer, hits, terms)
         text = packer.render()
         tokens = self._count(text)
         # our estimator is additive over lines; a plugged-in counter may not be: trim to fit
@@ -254,6 +294,40 @@ class ContextBuilder:
         return Context(
             text=text, items=items, tokens=tokens, budget_tokens=budget_tokens, window=packer.window
         )
+
+    def _mark_outdated(self, packer: _Packer, hits: Sequence[Hit], terms: set[str]) -> None:
+        """Mark the turns and facts of the block that a later turn of it changed (see
+        ``read.outdated``); the truth stage's own marks stay as they are."""
+        if len(packer.sections) < 2:
+            return
+        skip = terms | self._request_words() | _GENERIC_WORDS | self._when_words()
+
+        def words(hit: Hit) -> frozenset[str]:
+            found = self._analyzer.terms(spoken_words(hit.text, hit.speaker))
+            return frozenset(w for w in found if len(w) > 1 and not w.isdigit()) - skip
+
+        keep = particular((words(h) for h in hits), PARTICULAR_SHARE)
+        direct = {h.id for h in packer.items}
+        rank = {h.id: i for i, h in enumerate(hits)}
+        turns = [
+            Line(t.hit, keep(words(t.hit)), t.hit.id in direct, rank.get(t.hit.id, len(rank)))
+            for section in packer.sections.values()
+            for t in section
+        ]
+        facts = [Line(h, keep(words(h)), True) for h in packer.items if h.kind == "fact"]
+        notes = outdated(turns, facts, lambda h: (h.timestamp.timestamp(), _number(h.id)))
+        for section in packer.sections.values():
+            for turn in section:
+                if turn.hit.id in notes and not turn.note:
+                    turn.note = notes[turn.hit.id]
+                    packer.used += self._count(turn.note)
+        for line in facts:
+            if line.hit.id in notes:
+                plain = f"- {fact_line_of(line.hit)}\n"
+                packer.facts[:] = [
+                    f"- {fact_line_of(line.hit)}{notes[line.hit.id]}\n" if f == plain else f
+                    for f in packer.facts
+                ]
 
     def _relevant(self, hits: Sequence[Hit], terms: set[str]) -> list[Hit]:
         """The best hit, and the others within reach of it: near it by score, and either
@@ -275,19 +349,114 @@ class ContextBuilder:
                 kept.append(hit)
         return kept
 
+    def _lexicon(self, words: str) -> frozenset[str]:
+        """Analyzed terms of a word list, word by word. A Korean noun alone reads as a
+        particle and a stem ("이사" → "이", "사"): keep the word itself and its pieces of
+        two letters or more, never the one-letter pieces every sentence has."""
+        known: set[str] = set()
+        for word in words.split():
+            known.update(t for t in self._analyzer.terms(word) if len(t) > 1)
+            if not word.isascii():
+                known.add(word)
+        return frozenset(known)
+
+    def _request_words(self) -> frozenset[str]:
+        known = self._slot_words.get("request")
+        if known is None:
+            known = self._lexicon(_REQUEST_WORDS)
+            self._slot_words["request"] = known
+        return known
+
+    def _when_words(self) -> frozenset[str]:
+        """Words of time and of change itself: two turns sharing "later" or "now" are not
+        about the same thing."""
+        known = self._slot_words.get("when")
+        if known is None:
+            known = self._lexicon(_WHEN_WORDS)
+            self._slot_words["when"] = known
+        return known
+
+    def _reach(self, terms: set[str]) -> set[str]:
+        """Words of what the query acts on: a move names the lease and the landlord's
+        notice, a flight the passport, a drug the medications, taxes the forms."""
+        reach: set[str] = set()
+        for family in (*_FAMILY_WORDS, *_TURN_FAMILY_WORDS):
+            words = self._family_words(family)
+            if terms & words:
+                reach |= words
+        return reach - terms
+
+    def _rare_words(self, hits: Sequence[Hit], words: set[str]) -> set[str]:
+        """The words that name something in particular among these hits: those found in at
+        most a small share of them ("help", "time" or "work" are in every other turn)."""
+        if not words:
+            return set()
+        counts: dict[str, int] = {}
+        for hit in hits:
+            for word in words.intersection(self._analyzer.terms(hit.text)):
+                counts[word] = counts.get(word, 0) + 1
+        most = max(2, int(len(hits) * RARE_SHARE))
+        return {w for w, n in counts.items() if n <= most}
+
+    def _fill(
+        self,
+        request: SearchRequest,
+        packer: _Packer,
+        hits: Sequence[Hit],
+        rare: set[str],
+        terms: set[str],
+        budget: int,
+        window: int,
+    ) -> None:
+        """The graded floor: the budget left goes, in score order, to hits down to
+        ``FILL_FLOOR`` of the best that name a rare word of the query or of what it acts
+        on, each with the neighbour that explains it."""
+        if not rare or request.as_of is not None:
+            return
+        floor = hits[0].score * FILL_FLOOR
+        chosen = [
+            h
+            for h in hits
+            if h.id not in packer.seen
+            and h.score > 0
+            and h.score >= floor
+            and not rare.isdisjoint(self._analyzer.terms(h.text))
+        ]
+        if not chosen:
+            return
+        added: list[Hit] = []
+        for hit in chosen:
+            if hit.kind == "fact":
+                packer.seen.add(hit.id)
+                if packer.add_line(packer.facts, FACTS_TITLE, fact_line_of(hit)):
+                    packer.items.append(hit)
+            elif packer.add_turn(self._turn(hit, terms, budget)):
+                added.append(hit)
+        if not window or not added:
+            return
+        found = self._neighbours(request.user_id, added, window)
+        for hit in added:
+            near_hits = found.get(hit.id, [])
+            self._restorer.hits(request.user_id, near_hits)
+            for near in near_hits:
+                if self._explains(hit, near, terms):
+                    packer.add_turn(self._turn(near, terms, budget), window=True)
+
     def _shares_words(self, hit: Hit, terms: set[str]) -> bool:
         return bool(terms) and not terms.isdisjoint(self._analyzer.terms(hit.text))
 
     def _explains(self, hit: Hit, near: Hit, terms: set[str]) -> bool:
         """Whether a neighbouring turn earns its place: it comes before a hit too short to
-        stand alone ("Yes, the blue one."), it is the question the hit answers, or it matches
-        the query itself."""
+        stand alone ("Yes, the blue one."), it is the question the hit answers, it is what
+        the user said that an assistant hit replies to ("Nice laptop! I'll remember the
+        service tag." after the tag itself), or it matches the query itself."""
         before = (near.timestamp, _number(near.id)) < (hit.timestamp, _number(hit.id))
         return (
             before
             and (
                 len(spoken_words(hit.text, hit.speaker).split()) <= SHORT_TURN_WORDS
                 or near.text.rstrip().endswith("?")
+                or (_is_assistant(hit) and not _is_assistant(near))
             )
         ) or self._shares_words(near, terms)
 
@@ -378,7 +547,8 @@ class ContextBuilder:
         drug the medications and allergies, a move the home's lease and notice."""
         known = self._slot_words.get(f"family:{family}")
         if known is None:
-            known = frozenset(self._analyzer.terms(_FAMILY_WORDS.get(family, "")))
+            words = _FAMILY_WORDS.get(family) or _TURN_FAMILY_WORDS.get(family, "")
+            known = self._lexicon(words)
             known -= _GENERIC_WORDS
             self._slot_words[f"family:{family}"] = known
         return known
@@ -428,6 +598,10 @@ class ContextBuilder:
             return None
         text = packer.render()
         return Context(text=text, items=[], tokens=self._count(text), budget_tokens=budget)
+
+
+def _is_assistant(hit: Hit) -> bool:
+    return (hit.speaker or "").lower() == "assistant" or hit.text.startswith("assistant:")
 
 
 def _standing(card: Card) -> bool:
