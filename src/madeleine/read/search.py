@@ -219,9 +219,9 @@ class Searcher:
         request = query.request
         recipe = RECIPES[request.stages.recipe]
         channels = [self._channels[name] for name in request.channels if name in self._channels]
-        for channel in channels:
-            channel.start(query)
         timings: dict[str, float] = {}
+        for channel in channels:  # a channel's time is its start and its recall
+            _timed(timings, channel.name, channel.start, query)
         recalls: dict[str, Recall] = {}
         # channels that need no vector first, then the stages' lookups, then the rest
         for channel in channels:
@@ -383,9 +383,10 @@ def _in_recall_order(recalls: dict[str, Recall]) -> dict[str, Recall]:
 
 
 def _timed(timings: dict[str, float], name: str, work: Any, *args: Any) -> Any:
+    """Run ``work`` and add its milliseconds to ``timings[name]``."""
     t0 = time.perf_counter()
     result = work(*args)
-    timings[name] = _ms(t0)
+    timings[name] = round(timings.get(name, 0.0) + _ms(t0), 3)
     return result
 
 
