@@ -286,7 +286,7 @@ class Searcher:
         """The chosen rows as hits, each with every stage's explain entry."""
         rows, graph = query.rows, query.graph
         episodes = query.episodes(self._store, [int(rows.ids[r]) for r in chosen])
-        ranks = {name: _rank_map(recall, chosen, rows.ids.size) for name, recall in recalls.items()}
+        ranks = {name: _rank_map(recall, chosen) for name, recall in recalls.items()}
         analysis = query.analysis.to_dict()
         ms = {**timings, "total": _ms(started)}
         hits: list[Hit] = []
@@ -446,19 +446,19 @@ def _select(
     return chosen, penalties
 
 
-def _rank_map(recall: Recall, chosen: list[int], size: int) -> dict[int, ChannelEntry]:
-    """Rank, raw and calibrated score of the chosen rows in one channel (only those)."""
-    position = np.full(size, -1, dtype=np.int64)
-    position[recall.rows] = np.arange(recall.rows.size)
+def _rank_map(recall: Recall, chosen: list[int]) -> dict[int, ChannelEntry]:
+    """Rank, raw and calibrated score of the chosen rows in one channel (only those; a
+    channel names a row at most once)."""
     found: dict[int, ChannelEntry] = {}
-    for row in chosen:
-        at = int(position[row])
-        if at >= 0:
-            found[row] = {
-                "rank": at + 1,
-                "score": round(float(recall.raw[at]), 6),
-                "calibrated": round(float(recall.calibrated[at]), 6),
-            }
+    if not chosen:
+        return found
+    wanted = np.asarray(chosen, dtype=np.int64)
+    for at in np.flatnonzero(np.isin(recall.rows, wanted)).tolist():
+        found[int(recall.rows[at])] = {
+            "rank": at + 1,
+            "score": round(float(recall.raw[at]), 6),
+            "calibrated": round(float(recall.calibrated[at]), 6),
+        }
     return found
 
 
