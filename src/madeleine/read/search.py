@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder, Vectors
+from madeleine.read.blas import BlasThreads
 from madeleine.read.channels import (
     BM25Channel,
     Channel,
@@ -97,6 +98,7 @@ class Searcher:
         # an agent often asks the same thing again (retries, the same question each turn):
         # the embedding is the costliest step of a search, so recent ones are kept
         self._recent_vectors: UserLRU[Vectors] = UserLRU(_RECENT_QUERIES)
+        self._blas = BlasThreads.for_numpy(1)
         self._graph = (
             None if graph is None else GraphIndex(graph, settings, embedder.similarity_range, facts)
         )
@@ -160,6 +162,10 @@ class Searcher:
                 raise ValueError(f"recipe {recipe.name!r} names unregistered stages {missing}")
 
     def search(self, request: SearchRequest) -> list[Hit]:
+        with self._blas.limited():  # the search's vector products on one thread each
+            return self._search(request)
+
+    def _search(self, request: SearchRequest) -> list[Hit]:
         started = time.perf_counter()
         passage = tuple(c for c in request.channels if c in PASSAGE_CHANNELS)
         merged = [self._merged[c] for c in request.channels if c in self._merged]
