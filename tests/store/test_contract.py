@@ -591,6 +591,24 @@ def test_session_search_ranks_sessions_by_their_digest(store: Store) -> None:
     assert [s[0] for s in store.session_search(ALICE, ["violin"], 10)] == ["music"]
 
 
+def test_session_search_scores_alike_alone_and_beside_another_user(store: Store) -> None:
+    append(
+        store,
+        new_event(ALICE, "flight to tokyo", at=1.0, session_id="travel"),
+        new_event(ALICE, "violin lesson in tokyo", at=2.0, session_id="music"),
+    )
+    index_pending(store)
+    alone = store.session_search(ALICE, ["tokyo", "violin"], 10)
+    append(store, new_event(BOB, "tokyo tokyo violin", at=3.0, session_id="travel"))
+    index_pending(store)
+    beside = store.session_search(ALICE, ["tokyo", "violin"], 10)
+    # BM25 counts every digest of the table in both cases: only the other user's one
+    # changed the scores, not leaving the scope out of the match
+    assert [s[0] for s in alone] == [s[0] for s in beside] == ["music", "travel"]
+    assert [s[0] for s in store.session_search(BOB, ["violin"], 10)] == ["travel"]
+    assert store.session_search(ALICE, ["nothing"], 10) == []
+
+
 def test_rebuild_missing_digests_finds_nothing_on_a_consistent_store(store: Store) -> None:
     append(store, new_event(ALICE, "tokyo"))
     index_pending(store)

@@ -140,9 +140,12 @@ class DenseChannel:
 class GraphChannel:
     """Personalized PageRank over the entity–passage–fact graph from the query's seeds.
 
-    Seeded by entities only, the walk starts on the embedding thread as soon as the query
-    vector is there, while this thread runs BM25 and the stage lookups; seeded by the best
-    dense hits too (``passage_seeds``), it has to wait for them."""
+    Seeded by the entities the query names, the walk needs no vector: it runs at ``start``,
+    on this thread, while the query is embedded. When the names find too few entities the
+    seeds come from the query vector's similarity to entity names: the walk then starts on
+    the embedding thread as soon as the vector is there, while this thread runs BM25 and the
+    stage lookups. Seeded by the best dense hits too (``passage_seeds``), it has to wait
+    for them."""
 
     name = "graph"
     waits_for_vector = True
@@ -159,8 +162,24 @@ class GraphChannel:
         return bool(self._passage_seeds) and "dense" in query.request.channels
 
     def start(self, query: Query) -> None:
-        if not self._seeded_by_dense(query):
+        if self._seeded_by_dense(query):
+            return
+        pending = query.vector
+        if pending is None or pending.done() or not self._needs_vector(query):
+            walked: Future[GraphRecall] = Future()
+            walked.set_result(self.walk(query, None))
+            query.prepared[self.name] = walked
+        else:
             query.prepared[self.name] = self._pool.submit(self.walk, query, None)
+
+    def _needs_vector(self, query: Query) -> bool:
+        return self._graph.needs_vector(
+            query.request.user_id,
+            query.rows,
+            self._dim,
+            query.analysis.rewritten or query.request.query,
+            query.analysis.entities,
+        )
 
     def recall(self, query: Query, earlier: Mapping[str, Recall]) -> Recall:
         pending: Future[GraphRecall] | None = query.prepared.pop(self.name, None)
@@ -185,7 +204,7 @@ class GraphChannel:
             query.rows,
             query.analysis.rewritten or query.request.query,  # the user's own name seeds nothing
             query.analysis.entities,
-            query.query_vector(),
+            query.query_vector,  # read only when the query's names seed too little
             self._dim,
             passage_seeds,
             excluded=query.analysis.user_names,

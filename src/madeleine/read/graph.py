@@ -16,6 +16,7 @@ nodes, bounded iterations), so its cost does not grow with the user's history.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -45,6 +46,7 @@ _PASSAGE_SEED_SHARE = 0.5  # a dense hit as a seed, against 1.0 for an entity na
 
 
 Seed = tuple[float, str, float]  # personalization weight, how it was found, strength
+QueryVector = Callable[[], npt.NDArray[np.float32] | None]  # the query embedding, on demand
 
 
 @dataclass(slots=True)
@@ -196,28 +198,45 @@ class GraphIndex:
             self.user_graph(user_id, cache, dim), user_id, cache, around, depth, limit
         )
 
+    def needs_vector(
+        self, user_id: str, cache: UserRows, dim: int, query: str, query_entities: list[str]
+    ) -> bool:
+        """Whether a walk for this query would read the query's embedding: only when its
+        names find fewer than ``graph.min_seeds`` entities, and similarity has to widen."""
+        graph = self.user_graph(user_id, cache, dim)
+        if graph.entities.entity_ids.size == 0:
+            return False
+        strength, _, named_hubs = _named(graph, self._hubs(graph), query, query_entities)
+        return len(strength) + len(named_hubs) < self._settings.graph.min_seeds
+
+    def _hubs(self, graph: UserGraph) -> npt.NDArray[np.bool_]:
+        """Entities mentioned by so many passages that they are neither seeds nor expanded."""
+        return graph.degree > min(
+            max(3, int(graph.passages * self._settings.stages.entity_max_share)),
+            _MAX_EXPANDED_DEGREE,
+        )
+
     def recall(
         self,
         user_id: str,
         cache: UserRows,
         query: str,
         query_entities: list[str],
-        vector: npt.NDArray[np.float32] | None,
+        vector: QueryVector,
         dim: int,
         passage_seeds: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None,
         excluded: tuple[str, ...] = (),
     ) -> GraphRecall:
         """``passage_seeds``: (rows, calibrated scores) of the best dense hits, which also
         seed the walk (HippoRAG 2); only the mass the graph moves counts for them.
-        ``excluded``: names that seed nothing (the user's own: ``read/names.py``)."""
+        ``excluded``: names that seed nothing (the user's own: ``read/names.py``).
+        ``vector`` is called only when the query names too few entities (``needs_vector``),
+        so a walk seeded by names alone can run before the query is embedded."""
         graph = self.user_graph(user_id, cache, dim)
         empty = GraphRecall(np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(0, np.float32))
         if graph.entities.entity_ids.size == 0:
             return empty
-        hub = graph.degree > min(
-            max(3, int(graph.passages * self._settings.stages.entity_max_share)),
-            _MAX_EXPANDED_DEGREE,
-        )
+        hub = self._hubs(graph)
         seeds, hub_seeds = self._seeds(graph, hub, query, query_entities, vector)
         if excluded:
             keys = graph.entities.keys
@@ -328,31 +347,15 @@ class GraphIndex:
         hub: npt.NDArray[np.bool_],
         query: str,
         query_entities: list[str],
-        vector: npt.NDArray[np.float32] | None,
+        vector: QueryVector,
     ) -> tuple[dict[int, Seed], dict[int, Seed]]:
         """Seeds and hub seeds (common entities the query names), each entity position ->
         (personalization weight: strength × how specific it is, how it was found, strength)."""
-        keys = ngram_keys(query) | {entity_key(e) for e in query_entities}
-        known = graph.entities.keys
-        strength: dict[int, float] = {}
-        how: dict[int, str] = {}
-        named_hubs: set[int] = set()
-        for key in keys:
-            position = known.get(key)
-            if position is not None and not hub[position]:
-                strength[position] = 1.0
-                how[position] = "dictionary"
-            # the person who said a turn is a node of its own: a question naming them
-            # reaches what they said, not what others said to them
-            speaker = known.get(speaker_key(key))
-            if speaker is not None and hub[speaker]:
-                named_hubs.add(speaker)
-            elif speaker is not None:
-                strength[speaker] = 1.0
-                how[speaker] = "speaker"
+        strength, how, named_hubs = _named(graph, hub, query, query_entities)
         wanted = self._settings.graph.min_seeds
-        if vector is not None and len(strength) + len(named_hubs) < wanted:
-            sims = graph.names_matrix @ vector
+        query_vector = vector() if len(strength) + len(named_hubs) < wanted else None
+        if query_vector is not None:
+            sims = graph.names_matrix @ query_vector
             calibrated = np.clip((sims - self._low) / (self._high - self._low), 0.0, 1.0)
             calibrated[hub] = 0.0
             calibrated[list(strength)] = 0.0
@@ -383,6 +386,32 @@ class GraphIndex:
 
         hubs = weighted(dict.fromkeys(named_hubs, 1.0), dict.fromkeys(named_hubs, "speaker"))
         return weighted(strength, how), hubs
+
+
+def _named(
+    graph: UserGraph, hub: npt.NDArray[np.bool_], query: str, query_entities: list[str]
+) -> tuple[dict[int, float], dict[int, str], set[int]]:
+    """The entities and speakers the query names, by dictionary key: (strength of each
+    seed position, how it was found, the named speakers too common to walk through)."""
+    keys = ngram_keys(query) | {entity_key(e) for e in query_entities}
+    known = graph.entities.keys
+    strength: dict[int, float] = {}
+    how: dict[int, str] = {}
+    named_hubs: set[int] = set()
+    for key in keys:
+        position = known.get(key)
+        if position is not None and not hub[position]:
+            strength[position] = 1.0
+            how[position] = "dictionary"
+        # the person who said a turn is a node of its own: a question naming them
+        # reaches what they said, not what others said to them
+        speaker = known.get(speaker_key(key))
+        if speaker is not None and hub[speaker]:
+            named_hubs.add(speaker)
+        elif speaker is not None:
+            strength[speaker] = 1.0
+            how[speaker] = "speaker"
+    return strength, how, named_hubs
 
 
 def _build(

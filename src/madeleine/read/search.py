@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder, Vectors
+from madeleine.read.blas import BlasThreads
 from madeleine.read.channels import (
     BM25Channel,
     Channel,
@@ -97,6 +98,7 @@ class Searcher:
         # an agent often asks the same thing again (retries, the same question each turn):
         # the embedding is the costliest step of a search, so recent ones are kept
         self._recent_vectors: UserLRU[Vectors] = UserLRU(_RECENT_QUERIES)
+        self._blas = BlasThreads.for_numpy(1)
         self._graph = (
             None if graph is None else GraphIndex(graph, settings, embedder.similarity_range, facts)
         )
@@ -160,6 +162,10 @@ class Searcher:
                 raise ValueError(f"recipe {recipe.name!r} names unregistered stages {missing}")
 
     def search(self, request: SearchRequest) -> list[Hit]:
+        with self._blas.limited():  # the search's vector products on one thread each
+            return self._search(request)
+
+    def _search(self, request: SearchRequest) -> list[Hit]:
         started = time.perf_counter()
         passage = tuple(c for c in request.channels if c in PASSAGE_CHANNELS)
         merged = [self._merged[c] for c in request.channels if c in self._merged]
@@ -219,9 +225,9 @@ class Searcher:
         request = query.request
         recipe = RECIPES[request.stages.recipe]
         channels = [self._channels[name] for name in request.channels if name in self._channels]
-        for channel in channels:
-            channel.start(query)
         timings: dict[str, float] = {}
+        for channel in channels:  # a channel's time is its start and its recall
+            _timed(timings, channel.name, channel.start, query)
         recalls: dict[str, Recall] = {}
         # channels that need no vector first, then the stages' lookups, then the rest
         for channel in channels:
@@ -286,7 +292,7 @@ class Searcher:
         """The chosen rows as hits, each with every stage's explain entry."""
         rows, graph = query.rows, query.graph
         episodes = query.episodes(self._store, [int(rows.ids[r]) for r in chosen])
-        ranks = {name: _rank_map(recall, chosen, rows.ids.size) for name, recall in recalls.items()}
+        ranks = {name: _rank_map(recall, chosen) for name, recall in recalls.items()}
         analysis = query.analysis.to_dict()
         ms = {**timings, "total": _ms(started)}
         hits: list[Hit] = []
@@ -383,9 +389,10 @@ def _in_recall_order(recalls: dict[str, Recall]) -> dict[str, Recall]:
 
 
 def _timed(timings: dict[str, float], name: str, work: Any, *args: Any) -> Any:
+    """Run ``work`` and add its milliseconds to ``timings[name]``."""
     t0 = time.perf_counter()
     result = work(*args)
-    timings[name] = _ms(t0)
+    timings[name] = round(timings.get(name, 0.0) + _ms(t0), 3)
     return result
 
 
@@ -445,19 +452,19 @@ def _select(
     return chosen, penalties
 
 
-def _rank_map(recall: Recall, chosen: list[int], size: int) -> dict[int, ChannelEntry]:
-    """Rank, raw and calibrated score of the chosen rows in one channel (only those)."""
-    position = np.full(size, -1, dtype=np.int64)
-    position[recall.rows] = np.arange(recall.rows.size)
+def _rank_map(recall: Recall, chosen: list[int]) -> dict[int, ChannelEntry]:
+    """Rank, raw and calibrated score of the chosen rows in one channel (only those; a
+    channel names a row at most once)."""
     found: dict[int, ChannelEntry] = {}
-    for row in chosen:
-        at = int(position[row])
-        if at >= 0:
-            found[row] = {
-                "rank": at + 1,
-                "score": round(float(recall.raw[at]), 6),
-                "calibrated": round(float(recall.calibrated[at]), 6),
-            }
+    if not chosen:
+        return found
+    wanted = np.asarray(chosen, dtype=np.int64)
+    for at in np.flatnonzero(np.isin(recall.rows, wanted)).tolist():
+        found[int(recall.rows[at])] = {
+            "rank": at + 1,
+            "score": round(float(recall.raw[at]), 6),
+            "calibrated": round(float(recall.calibrated[at]), 6),
+        }
     return found
 
 

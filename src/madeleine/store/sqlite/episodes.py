@@ -240,20 +240,29 @@ class EpisodeTables:
     def session_search(
         self, user_id: str, terms: Sequence[str], limit: int
     ) -> list[tuple[str, float, str]]:
-        """BM25 over session digests: (session id, score, digest keywords)."""
-        match = scoped_any_match(user_id, "body", terms)
+        """BM25 over session digests: (session id, score, digest keywords).
+
+        As in ``lexical_search``, a user alone in the store is matched without the scope
+        token (whose posting list holds every digest); the join then keeps the user's
+        digests, so the result never depends on that check. Scores are unchanged: the scope
+        column weighs 0."""
+        conn = self._db.get()
+        sql = (
+            "SELECT d.session_id, bm25(session_fts, 0.0, 1.0) AS rank, d.keywords "
+            "FROM session_fts AS f JOIN session_digests AS d ON d.id = f.rowid "
+            "WHERE session_fts MATCH ? "
+        )
+        if self._sole_user(conn, user_id):
+            match = any_match("body", terms)
+            sql += "AND d.user_id = ? ORDER BY rank LIMIT ?"
+            params: tuple[Any, ...] = (match, user_id, limit)
+        else:
+            match = scoped_any_match(user_id, "body", terms)
+            sql += "ORDER BY rank LIMIT ?"
+            params = (match, limit)
         if match is None:
             return []
-        rows = (
-            self._db.get()
-            .execute(
-                "SELECT d.session_id, bm25(session_fts, 0.0, 1.0) AS rank, d.keywords "
-                "FROM session_fts AS f JOIN session_digests AS d ON d.id = f.rowid "
-                "WHERE session_fts MATCH ? ORDER BY rank LIMIT ?",
-                (match, limit),
-            )
-            .fetchall()
-        )
+        rows = conn.execute(sql, params).fetchall()
         return [(str(r[0]), -float(r[1]), str(r[2])) for r in rows]
 
     def rebuild_missing_digests(self) -> int:
