@@ -4,7 +4,6 @@ replaces the old one."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -15,6 +14,7 @@ from madeleine.embed.base import Embedder
 from madeleine.facts.cards import Card
 from madeleine.facts.corrections import corrections_in, mentions
 from madeleine.facts.extract import ExtractInput
+from tests.write.telling import tell
 
 NOW = datetime(2024, 3, 6, 19, 0, tzinfo=UTC)
 
@@ -77,33 +77,17 @@ def memory(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iter
         yield opened
 
 
-_SAID = itertools.count()
-
-
-def _tell(memory: Memory, user: str, *said: tuple[str, str], wait: bool = True) -> None:
-    for when, text in said:
-        n = next(_SAID)
-        memory.add(
-            {"role": "user", "content": text, "id": f"{user}-{n}"},
-            user_id=user,
-            session_id=f"{user}-{n}",
-            timestamp=when,
-        )
-    if wait:
-        memory.wait(timeout=120)
-
-
 def _values(cards: list[Card], key: str, name: str) -> list[str]:
     return [a.value for c in cards if c.key == key for a in c.attributes if a.name == name]
 
 
 def test_a_correction_supersedes_what_it_corrects(memory: Memory) -> None:
-    _tell(
+    tell(
         memory,
         "dentist",
         ("2024-03-04T10:00:00Z", "Remind me that my dentist appointment is on Monday at 3pm."),
     )
-    _tell(
+    tell(
         memory,
         "dentist",
         (
@@ -125,13 +109,13 @@ def test_a_correction_supersedes_what_it_corrects(memory: Memory) -> None:
 
 
 def test_a_correction_of_one_of_many_values_ends_only_that_one(memory: Memory) -> None:
-    _tell(
+    tell(
         memory,
         "allergy",
         ("2024-01-04T10:00:00Z", "I'm allergic to shellfish."),
         ("2024-01-05T10:00:00Z", "Please remember that I'm allergic to peanuts."),
     )
-    _tell(
+    tell(
         memory,
         "allergy",
         ("2024-02-01T10:00:00Z", "Correction: the test came back and it's tree nuts, not peanuts."),
@@ -141,7 +125,7 @@ def test_a_correction_of_one_of_many_values_ends_only_that_one(memory: Memory) -
 
 
 def test_a_correction_in_the_same_batch_and_in_korean(memory: Memory) -> None:
-    _tell(
+    tell(
         memory,
         "taemin",
         ("2024-01-04T10:00:00Z", "저 땅콩 알레르기 있는 거 꼭 기억해 주세요."),
@@ -155,18 +139,18 @@ def test_a_correction_in_the_same_batch_and_in_korean(memory: Memory) -> None:
 
 
 def test_a_correction_with_nothing_to_correct_adds_nothing(memory: Memory) -> None:
-    _tell(memory, "nothing", ("2024-01-04T10:00:00Z", "Actually it's Tuesday, not Monday."))
+    tell(memory, "nothing", ("2024-01-04T10:00:00Z", "Actually it's Tuesday, not Monday."))
     assert memory.facts("nothing") == []
 
 
 def test_a_new_manager_ends_the_old_one(memory: Memory) -> None:
-    _tell(
+    tell(
         memory,
         "boss",
         ("2023-10-05T16:00:00Z", "My manager Linda wants the quarterly report by Friday."),
         ("2023-11-05T16:00:00Z", "My sister Anna is visiting."),
     )
-    _tell(
+    tell(
         memory,
         "boss",
         ("2024-01-22T10:00:00Z", "Linda left the company, and my new boss is Raj."),
@@ -176,8 +160,8 @@ def test_a_new_manager_ends_the_old_one(memory: Memory) -> None:
     assert _values(current, "relationship.sister", "name") == ["Anna"]
     then = memory.facts("boss", as_of="2023-12-01")
     assert _values(then, "relationship.manager", "name") == ["Linda"]
-    _tell(memory, "lead", ("2024-01-02T10:00:00Z", "우리 팀장님이 김 부장님인데, 보고서 내래요."))
-    _tell(
+    tell(memory, "lead", ("2024-01-02T10:00:00Z", "우리 팀장님이 김 부장님인데, 보고서 내래요."))
+    tell(
         memory,
         "lead",
         ("2024-03-02T10:00:00Z", "김 부장님 퇴사하셨어요. 새 팀장은 박지훈 팀장님이에요."),
@@ -186,15 +170,15 @@ def test_a_new_manager_ends_the_old_one(memory: Memory) -> None:
 
 
 def test_the_language_being_learned_changes(memory: Memory) -> None:
-    _tell(memory, "lang", ("2023-10-01T10:00:00Z", "I'm learning Spanish on Duolingo!"))
-    _tell(
+    tell(memory, "lang", ("2023-10-01T10:00:00Z", "I'm learning Spanish on Duolingo!"))
+    tell(
         memory,
         "lang",
         ("2024-03-03T10:00:00Z", "I dropped Spanish, so I'm studying Japanese now."),
     )
     assert _values(memory.facts("lang"), "education.language", "language") == ["Japanese"]
-    _tell(memory, "eoneo", ("2023-10-01T10:00:00Z", "요즘 일본어 공부해요."))
-    _tell(
+    tell(memory, "eoneo", ("2023-10-01T10:00:00Z", "요즘 일본어 공부해요."))
+    tell(
         memory, "eoneo", ("2024-03-03T10:00:00Z", "일본어는 잠깐 쉬고 스페인어 배우기 시작했어요.")
     )
     current = memory.facts("eoneo")
@@ -203,9 +187,9 @@ def test_the_language_being_learned_changes(memory: Memory) -> None:
 
 
 def test_a_correction_of_what_no_fact_holds_versions_the_sentence(memory: Memory) -> None:
-    _tell(memory, "tom", ("2024-02-05T10:00:00Z", "The meeting with my landlord is on Thursday."))
+    tell(memory, "tom", ("2024-02-05T10:00:00Z", "The meeting with my landlord is on Thursday."))
     assert memory.facts("tom") == []
-    _tell(memory, "tom", ("2024-02-07T09:00:00Z", "Sorry, I misread: it's Friday, not Thursday."))
+    tell(memory, "tom", ("2024-02-07T09:00:00Z", "Sorry, I misread: it's Friday, not Thursday."))
     current = memory.facts("tom")
     assert len(current) == 1 and "landlord is on Friday" in current[0].statement
     history = memory.history(current[0].id, user_id="tom")

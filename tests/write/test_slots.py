@@ -4,7 +4,6 @@ switches, introductions, project facts of imported coding sessions."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -18,6 +17,7 @@ from madeleine.facts.cards import Attribute, Card, CardDraft, Category
 from madeleine.facts.extract import ExtractInput
 from madeleine.facts.rules import RuleExtractor
 from madeleine.facts.slots import closes_other_value, independent, makes_stale
+from tests.write.telling import tell
 
 NOW = datetime(2024, 9, 10, 10, 0, tzinfo=UTC)  # a Tuesday
 
@@ -373,21 +373,6 @@ def memory(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iter
         yield opened
 
 
-_SAID = itertools.count()
-
-
-def _tell(memory: Memory, user: str, *said: tuple[str, str]) -> None:
-    for when, text in said:
-        n = next(_SAID)
-        memory.add(
-            {"role": "user", "content": text, "id": f"{user}-{n}"},
-            user_id=user,
-            session_id=f"{user}-{n}",
-            timestamp=when,
-        )
-    memory.wait(timeout=120)
-
-
 def _current(memory: Memory, user: str) -> dict[str, Card]:
     cards = memory.facts(user)
     keys = [c.key for c in cards]
@@ -400,12 +385,12 @@ def _value(card: Card, name: str) -> str | None:
 
 
 def test_role_survives_its_employer_and_a_job_change_supersedes_both(memory: Memory) -> None:
-    _tell(memory, "job", ("2024-01-10T09:00:00Z", "I'm a backend engineer at Stripe."))
+    tell(memory, "job", ("2024-01-10T09:00:00Z", "I'm a backend engineer at Stripe."))
     cards = _current(memory, "job")
     assert _value(cards["work.role"], "role") == "backend engineer"
     assert _value(cards["work.employer"], "employer") == "Stripe"
     assert len(memory.facts("job", include_history=True)) == 2  # nothing superseded
-    _tell(memory, "job", ("2024-06-01T09:00:00Z", "I joined Google as a PM."))
+    tell(memory, "job", ("2024-06-01T09:00:00Z", "I joined Google as a PM."))
     cards = _current(memory, "job")
     assert _value(cards["work.role"], "role") == "PM"
     assert _value(cards["work.employer"], "employer") == "Google"
@@ -418,7 +403,7 @@ def test_role_survives_its_employer_and_a_job_change_supersedes_both(memory: Mem
 
 
 def test_leaving_a_job_ends_it_and_its_role(memory: Memory) -> None:
-    _tell(
+    tell(
         memory,
         "quit",
         ("2024-01-10T09:00:00Z", "I'm a designer at Figma."),
@@ -427,11 +412,11 @@ def test_leaving_a_job_ends_it_and_its_role(memory: Memory) -> None:
     cards = _current(memory, "quit")
     assert _value(cards["work.employer"], "employer") == "Figma"
     assert "work.role" in cards
-    _tell(memory, "quit", ("2024-05-01T09:00:00Z", "I left my job at Figma."))
+    tell(memory, "quit", ("2024-05-01T09:00:00Z", "I left my job at Figma."))
     cards = _current(memory, "quit")
     assert _value(cards["work.employer"], "status") == "left"
     assert "work.role" not in cards
-    _tell(
+    tell(
         memory,
         "quit2",
         ("2024-01-10T09:00:00Z", "I'm a nurse at Mercy Hospital."),
@@ -443,7 +428,7 @@ def test_leaving_a_job_ends_it_and_its_role(memory: Memory) -> None:
 
 
 def test_a_neighbourhood_refines_the_city_and_a_move_ends_it(memory: Memory) -> None:
-    _tell(
+    tell(
         memory,
         "home",
         ("2024-01-10T09:00:00Z", "I live in Shanghai."),
@@ -456,18 +441,18 @@ def test_a_neighbourhood_refines_the_city_and_a_move_ends_it(memory: Memory) -> 
     assert all(c.status == "current" for c in shanghai)  # refined, never superseded
     hits = memory.search("which neighborhood is my apartment in?", user_id="home", limit=3)
     assert "Pudong" in hits[0].text
-    _tell(memory, "home", ("2024-04-01T09:00:00Z", "Actually my flat is in Xuhui."))
+    tell(memory, "home", ("2024-04-01T09:00:00Z", "Actually my flat is in Xuhui."))
     cards = _current(memory, "home")
     assert _value(cards["location.home_area"], "area") == "Xuhui"
     assert _value(cards["location.home"], "city") == "Shanghai"
-    _tell(memory, "home", ("2024-08-01T09:00:00Z", "I moved to Berlin."))
+    tell(memory, "home", ("2024-08-01T09:00:00Z", "I moved to Berlin."))
     cards = _current(memory, "home")
     assert _value(cards["location.home"], "city") == "Berlin"
     assert "location.home_area" not in cards  # the Shanghai neighbourhood ended with the move
 
 
 def test_plans_are_separate_and_a_cancellation_closes_only_its_plan(memory: Memory) -> None:
-    _tell(
+    tell(
         memory,
         "plans",
         ("2024-09-01T09:00:00Z", "I'm planning to move to Seoul next month."),
@@ -476,17 +461,17 @@ def test_plans_are_separate_and_a_cancellation_closes_only_its_plan(memory: Memo
     )
     cards = _current(memory, "plans")
     assert {"plan.move.seoul", "plan.trip.lisbon", "plan.appointment.dentist"} <= set(cards)
-    _tell(memory, "plans", ("2024-09-05T09:00:00Z", "We cancelled the trip to Lisbon."))
+    tell(memory, "plans", ("2024-09-05T09:00:00Z", "We cancelled the trip to Lisbon."))
     cards = _current(memory, "plans")
     assert _value(cards["plan.trip.lisbon"], "status") == "cancelled"
     assert cards["plan.trip.lisbon"].supersedes is not None
     assert _value(cards["plan.move.seoul"], "status") == "planned"
     assert _value(cards["plan.appointment.dentist"], "status") is None
     assert "location.home" not in cards
-    _tell(memory, "plans", ("2024-09-06T09:00:00Z", "I cancelled my appointment with the dentist."))
+    tell(memory, "plans", ("2024-09-06T09:00:00Z", "I cancelled my appointment with the dentist."))
     cards = _current(memory, "plans")
     assert _value(cards["plan.appointment.dentist"], "status") == "cancelled"
-    _tell(memory, "plans", ("2024-10-03T09:00:00Z", "We finally moved to Seoul."))
+    tell(memory, "plans", ("2024-10-03T09:00:00Z", "We finally moved to Seoul."))
     cards = _current(memory, "plans")
     assert _value(cards["location.home"], "city") == "Seoul"
     assert "plan.move.seoul" not in cards  # the plan is done
@@ -494,23 +479,23 @@ def test_plans_are_separate_and_a_cancellation_closes_only_its_plan(memory: Memo
 
 
 def test_preference_switches_and_avoidance(memory: Memory) -> None:
-    _tell(
+    tell(
         memory,
         "drinks",
         ("2024-01-10T09:00:00Z", "I love coffee."),
         ("2024-02-10T09:00:00Z", "I love steak and I love jazz."),
     )
-    _tell(memory, "drinks", ("2024-03-10T09:00:00Z", "I switched from coffee to green tea."))
+    tell(memory, "drinks", ("2024-03-10T09:00:00Z", "I switched from coffee to green tea."))
     cards = memory.facts("drinks")
     drink = next(c for c in cards if c.key == "preference.drink")
     assert _value(drink, "value") == "green tea" and _value(drink, "previous") == "coffee"
     likes = {_value(c, "item") for c in cards if c.key == "preference.like"}
     assert likes == {"steak", "jazz"}  # coffee ended, nothing else touched
-    _tell(memory, "drinks", ("2024-04-10T09:00:00Z", "I stopped eating steak."))
+    tell(memory, "drinks", ("2024-04-10T09:00:00Z", "I stopped eating steak."))
     cards = memory.facts("drinks")
     assert {_value(c, "item") for c in cards if c.key == "preference.like"} == {"jazz"}
     assert any(c.key == "preference.avoid.steak" for c in cards)
-    _tell(memory, "drinks", ("2024-05-10T09:00:00Z", "I switched from green tea to coffee."))
+    tell(memory, "drinks", ("2024-05-10T09:00:00Z", "I switched from green tea to coffee."))
     drinks = [c for c in memory.facts("drinks") if c.key == "preference.drink"]
     assert [_value(c, "value") for c in drinks] == ["coffee"]
 
@@ -530,14 +515,14 @@ def test_accounts_that_close(text: str, key: str, name: str | None) -> None:
 
 
 def test_a_closed_account_ends_the_account_it_names(memory: Memory) -> None:
-    _tell(
+    tell(
         memory,
         "bank",
         ("2024-01-10T09:00:00Z", "My Chase checking account number is 12345678."),
         ("2024-01-11T09:00:00Z", "My Citi savings account number is 87654321."),
     )
     assert {"account.bank.checking", "account.bank.savings"} <= set(_current(memory, "bank"))
-    _tell(memory, "bank", ("2024-02-10T09:00:00Z", "My Chase account closes on March 1."))
+    tell(memory, "bank", ("2024-02-10T09:00:00Z", "My Chase account closes on March 1."))
     cards = _current(memory, "bank")
     assert "account.bank.checking" not in cards
     assert "account.bank.savings" in cards  # the Citi account is untouched
@@ -545,7 +530,7 @@ def test_a_closed_account_ends_the_account_it_names(memory: Memory) -> None:
 
 
 def test_introductions_file_the_name(memory: Memory) -> None:
-    _tell(memory, "intro", ("2024-01-10T09:00:00Z", "Hi, I'm Alex! I'm tired today."))
+    tell(memory, "intro", ("2024-01-10T09:00:00Z", "Hi, I'm Alex! I'm tired today."))
     names = [c for c in memory.facts("intro") if c.key == "identity.name"]
     assert [_value(c, "name") for c in names] == ["Alex"]
 
@@ -613,7 +598,7 @@ def test_topic_preferences_never_conflict_with_each_other() -> None:
 
 
 def test_a_switch_supersedes_the_habit_not_another_topic(memory: Memory) -> None:
-    _tell(
+    tell(
         memory,
         "tea",
         ("2024-01-10T09:00:00Z", "I drink coffee every morning."),

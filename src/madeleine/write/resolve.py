@@ -128,9 +128,7 @@ class Resolver:
             reason = slots.makes_stale(fact.card, draft)
             if reason is None:
                 continue
-            self._facts.supersede(tx, number, new_id, now, _event_time(draft))
-            detail = {**_detail(draft, "slots"), "reason": reason, "ended_key": fact.card.key}
-            self._facts.log(tx, user_id, "superseded", new_id, number, detail, now)
+            self._end(tx, user_id, draft, new_id, fact, "slots", reason, now)
             ended.append(number)
         return ended
 
@@ -148,10 +146,24 @@ class Resolver:
         fact = current.get(wrong)
         if wrong == new_id or fact is None or fact.card.status != "current":
             return []
-        self._facts.supersede(tx, wrong, new_id, now, _event_time(draft))
-        detail = {**_detail(draft, "correction"), "reason": "corrected", "ended_key": fact.card.key}
-        self._facts.log(tx, user_id, "superseded", new_id, wrong, detail, now)
+        self._end(tx, user_id, draft, new_id, fact, "correction", "corrected", now)
         return [wrong]
+
+    def _end(
+        self,
+        tx: Transaction,
+        user_id: str,
+        draft: CardDraft,
+        new_id: int,
+        ended: StoredFact,
+        by: str,
+        reason: str,
+        now: float,
+    ) -> None:
+        """Supersede a card of another key (or a corrected one) by the new card, and log why."""
+        self._facts.supersede(tx, ended.number, new_id, now, _event_time(draft))
+        detail = {**_detail(draft, by), "reason": reason, "ended_key": ended.card.key}
+        self._facts.log(tx, user_id, "superseded", new_id, ended.number, detail, now)
 
     def _similarity(self, fact: StoredFact, vector: npt.NDArray[np.float32]) -> float:
         cosine = float(fact.vector @ vector)
