@@ -54,6 +54,7 @@ from madeleine.read.stages import (
     TimeStage,
     WindowStage,
 )
+from madeleine.read.topk import top_positive
 from madeleine.read.truth import TruthStage
 from madeleine.records import Hit
 from madeleine.store.ports import EpisodeIndex, EventLog, FactRepository, GraphRepository
@@ -420,14 +421,11 @@ def _select(
     """Top rows by score. When diversifying, each further pick from one session costs
     ``penalty * sqrt(picks so far)``; with ``mmr_lambda`` set, MMR also subtracts
     ``(1 - λ) * max cosine`` to what was already picked."""
-    positive = int((total > 0).sum())
     diversify = bool(penalty) or mmr_lambda is not None
-    pool_size = min(positive, max(limit * 5, 50) if diversify else limit)
     penalties: dict[int, float] = defaultdict(float)
-    if pool_size <= 0:
+    pool = top_positive(total, max(limit * 5, 50) if diversify else limit)
+    if pool.size == 0:
         return [], penalties
-    pool = np.argpartition(-total, pool_size - 1)[:pool_size]
-    pool = pool[np.argsort(-total[pool], kind="stable")]
     if not diversify:
         return [int(r) for r in pool[:limit]], penalties
     vectors = cache.matrix[pool] if mmr_lambda is not None else None

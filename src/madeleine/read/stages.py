@@ -26,6 +26,7 @@ from madeleine.read.names import about_names
 from madeleine.read.query import mentions_time
 from madeleine.read.recipe import StageName
 from madeleine.read.rerank import RerankChain
+from madeleine.read.topk import top_positive
 from madeleine.store.ports import EpisodeIndex
 from madeleine.text.analyzer import Analyzer
 from madeleine.text.temporal import TimeHint, parse_time_hint
@@ -236,9 +237,8 @@ class DatedStage:
             return None
         total, rows = scores.total, query.rows
         gain = np.zeros_like(total)
-        pool_size = min(int((total > 0).sum()), _DATED_POOL)
-        if pool_size > 0:
-            pool = np.argpartition(-total, pool_size - 1)[:pool_size]
+        pool = top_positive(total, _DATED_POOL, ordered=False)
+        if pool.size:
             episodes = query.episodes(self._store, [int(rows.ids[r]) for r in pool])
             for row in pool:
                 episode = episodes.get(int(rows.ids[row]))
@@ -370,10 +370,9 @@ class PhaticStage:
         if about_names(query.request.query):
             return None
         total, rows = scores.total, query.rows
-        pool_size = min(int((total > 0).sum()), _PHATIC_POOL)
-        if pool_size <= 0:
+        pool = top_positive(total, _PHATIC_POOL, ordered=False)
+        if pool.size == 0:
             return None
-        pool = np.argpartition(-total, pool_size - 1)[:pool_size]
         known = self._known
         if len(known) > _PHATIC_KNOWN:
             known.clear()
@@ -437,11 +436,9 @@ class RerankStage:
         if scores is None:
             return None
         total, rows = scores.total, query.rows
-        pool_size = min(int((total > 0).sum()), self._top_n)
-        if pool_size <= 0:
+        pool = top_positive(total, self._top_n)
+        if pool.size == 0:
             return None
-        pool = np.argpartition(-total, pool_size - 1)[:pool_size]
-        pool = pool[np.argsort(-total[pool], kind="stable")]
         episodes = query.episodes(self._store, [int(rows.ids[r]) for r in pool])
         kept = np.asarray([r for r in pool if int(rows.ids[r]) in episodes], dtype=np.int64)
         texts = [episodes[int(rows.ids[r])].body for r in kept]

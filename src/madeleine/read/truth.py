@@ -28,6 +28,7 @@ from madeleine.read.channels import Query
 from madeleine.read.facts import TRUTH_KEY, CurrentFact, FactIndex
 from madeleine.read.recipe import StageName
 from madeleine.read.stages import Effect, ScoreState
+from madeleine.read.topk import top_positive
 from madeleine.sorted_ids import positions
 from madeleine.store.ports import EpisodeIndex, FactRepository
 from madeleine.store.records import FactVectors
@@ -94,11 +95,9 @@ class TruthStage:
         if vector is None:
             return None
         total, rows = scores.total, query.rows
-        pool_size = min(int((total > 0).sum()), _POOL)
-        if pool_size <= 0:
+        pool = top_positive(total, _POOL)
+        if pool.size == 0:
             return None
-        pool = np.argpartition(-total, pool_size - 1)[:pool_size]
-        pool = pool[np.argsort(-total[pool], kind="stable")]
         changed: dict[int, float] = {}
         entries: dict[int, Any] = {}
         if facts.ids.size and facts.matrix.shape[1] == vector.shape[0]:
