@@ -2,10 +2,14 @@
 
 from madeleine.aio import AsyncMemory
 from madeleine.api import Memory
+from madeleine.client import AsyncClient, Client
 from madeleine.config import Settings
 from madeleine.errors import (
+    AuthenticationError,
     EmbedderMismatchError,
     MadeleineError,
+    RateLimitedError,
+    ServerError,
     StoreClosedError,
     StoreDamagedError,
     StoreReadOnlyError,
@@ -14,12 +18,17 @@ from madeleine.records import AddResult, Context, Hit
 
 __all__ = [
     "AddResult",
+    "AsyncClient",
     "AsyncMemory",
+    "AuthenticationError",
+    "Client",
     "Context",
     "EmbedderMismatchError",
     "Hit",
     "MadeleineError",
     "Memory",
+    "RateLimitedError",
+    "ServerError",
     "Settings",
     "StoreClosedError",
     "StoreDamagedError",

@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from madeleine.api import Memory
 from madeleine.errors import MadeleineError
+from madeleine.server import commands as server_commands
 
 _ADD_CHUNK = 500
 
@@ -140,6 +141,8 @@ def _parser() -> argparse.ArgumentParser:
     gpt.add_argument("path", type=Path)
     gpt.add_argument("--user", default="me", help="whose memory (default: me)")
     gpt.set_defaults(handler=_cmd_import_chatgpt)
+
+    server_groups = server_commands.register(commands)
 
     quickstart = commands.add_parser("quickstart", help="a one-minute tour on a sample chat")
     quickstart.set_defaults(handler=_cmd_quickstart)
@@ -278,7 +281,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     truth.set_defaults(handler=_cmd_bench_truth)
     context_bench.set_defaults(handler=_cmd_bench_context)
-    for group in (commands, vault_commands, sources):
+    for group in (commands, vault_commands, sources, *server_groups):
         for command in group.choices.values():
             # also accepted after the command name; the value before it is the default
             command.add_argument("--data", default=argparse.SUPPRESS, help=argparse.SUPPRESS)

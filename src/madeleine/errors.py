@@ -21,3 +21,19 @@ class StoreDamagedError(MadeleineError):
 
 class StoreReadOnlyError(MadeleineError):
     """The store was opened read-only (its files cannot be written): it answers reads only."""
+
+
+class AuthenticationError(MadeleineError):
+    """The server refused the API key (missing, unknown or revoked)."""
+
+
+class RateLimitedError(MadeleineError):
+    """The server's rate limit for this key was reached; retry after ``retry_after`` seconds."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ServerError(MadeleineError):
+    """The server failed or is unavailable; the message names the incident to look up."""

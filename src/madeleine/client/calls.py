@@ -1,0 +1,231 @@
+"""Each client method as an HTTP call and the decoding of its answer, shared by the
+synchronous and the asynchronous client (they differ only in how they send)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from madeleine.errors import (
+    AuthenticationError,
+    RateLimitedError,
+    ServerError,
+    StoreReadOnlyError,
+)
+from madeleine.facts.cards import Card
+from madeleine.records import AddResult, Context, Hit
+
+Moment = datetime | str | float | None
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T]):
+    method: str
+    path: str
+    decode: Callable[[Any], T]
+    json: dict[str, Any] | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    missing: Any = None  # what a 404 means (False for a delete), or raise when None
+
+
+def jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, tuple | list):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _query(params: dict[str, Any]) -> dict[str, Any]:
+    found = {}
+    for name, value in params.items():
+        if value is None:
+            continue
+        found[name] = str(value).lower() if isinstance(value, bool) else jsonable(value)
+    return found
+
+
+def hit(data: dict[str, Any]) -> Hit:
+    return Hit(
+        id=data["id"],
+        kind=data["kind"],
+        text=data["text"],
+        score=float(data["score"]),
+        timestamp=datetime.fromisoformat(data["timestamp"]),
+        source_ids=list(data["source_ids"]),
+        session_id=data["session_id"],
+        speaker=data["speaker"],
+        explain=data["explain"],
+    )
+
+
+def _added(data: dict[str, Any]) -> AddResult:
+    return AddResult(added=list(data["added"]), duplicates=list(data["duplicates"]))
+
+
+def _context(data: dict[str, Any]) -> Context:
+    return Context(
+        text=data["text"],
+        items=[hit(h) for h in data["items"]],
+        tokens=int(data["tokens"]),
+        budget_tokens=int(data["budget_tokens"]),
+        window=[hit(h) for h in data["window"]],
+    )
+
+
+def _cards(rows: list[dict[str, Any]]) -> list[Card]:
+    return [Card.model_validate(row) for row in rows]
+
+
+def add(
+    messages: Sequence[dict[str, Any]] | dict[str, Any],
+    user_id: str,
+    session_id: str,
+    timestamp: Moment,
+    wait: bool,
+) -> Call[AddResult]:
+    body = {
+        "user_id": user_id,
+        "messages": jsonable(messages),
+        "session_id": session_id,
+        "timestamp": jsonable(timestamp),
+        "wait": wait,
+    }
+    return Call("POST", "/v1/memories", _added, json=body)
+
+
+def add_event(
+    user_id: str,
+    type: str,
+    data: dict[str, Any] | None,
+    timestamp: Moment,
+    session_id: str,
+    id: str | None,
+) -> Call[AddResult]:
+    body = {
+        "user_id": user_id,
+        "type": type,
+        "data": jsonable(data),
+        "timestamp": jsonable(timestamp),
+        "session_id": session_id,
+        "id": id,
+    }
+    return Call("POST", "/v1/events", _added, json=body)
+
+
+def wait(timeout: float | None) -> Call[bool]:
+    return Call("POST", "/v1/wait", lambda d: bool(d["done"]), json={"timeout": timeout})
+
+
+def search(**arguments: Any) -> Call[list[Hit]]:
+    body = {k: jsonable(v) for k, v in arguments.items()}
+    return Call("POST", "/v1/search", lambda d: [hit(h) for h in d["hits"]], json=body)
+
+
+def context(**arguments: Any) -> Call[Context]:
+    body = {k: jsonable(v) for k, v in arguments.items()}
+    return Call("POST", "/v1/context", _context, json=body)
+
+
+def facts(
+    user_id: str, as_of: Moment, include_history: bool, category: str | None
+) -> Call[list[Card]]:
+    params = _query(
+        {
+            "user_id": user_id,
+            "as_of": as_of,
+            "include_history": include_history,
+            "category": category,
+        }
+    )
+    return Call("GET", "/v1/facts", lambda d: _cards(d["facts"]), params=params)
+
+
+def profile(user_id: str) -> Call[dict[str, dict[str, list[Card]]]]:
+    def decode(data: dict[str, Any]) -> dict[str, dict[str, list[Card]]]:
+        return {
+            topic: {sub: _cards(cards) for sub, cards in subs.items()}
+            for topic, subs in data["profile"].items()
+        }
+
+    return Call("GET", "/v1/profile", decode, params={"user_id": user_id})
+
+
+def history(fact_id: str, user_id: str) -> Call[list[Card]]:
+    path = f"/v1/facts/{_segment(fact_id)}/history"
+    return Call("GET", path, lambda d: _cards(d["history"]), params={"user_id": user_id})
+
+
+def routing_log(user_id: str, limit: int) -> Call[list[dict[str, Any]]]:
+    params = {"user_id": user_id, "limit": limit}
+    return Call("GET", "/v1/routing-log", lambda d: list(d["decisions"]), params=params)
+
+
+def alerts(user_id: str) -> Call[list[dict[str, Any]]]:
+    return Call("GET", "/v1/alerts", lambda d: list(d["alerts"]), params={"user_id": user_id})
+
+
+def graph(user_id: str, around: str, depth: int, limit: int) -> Call[dict[str, Any]]:
+    params = {"user_id": user_id, "around": around, "depth": depth, "limit": limit}
+    return Call("GET", "/v1/graph", lambda d: d, params=params)
+
+
+def delete(memory_id: str, user_id: str) -> Call[bool]:
+    path = f"/v1/memories/{_segment(memory_id)}"
+    return Call("DELETE", path, lambda d: True, params={"user_id": user_id}, missing=False)
+
+
+def delete_message(message_id: str, user_id: str) -> Call[bool]:
+    path = f"/v1/messages/{_segment(message_id)}"
+    return Call("DELETE", path, lambda d: True, params={"user_id": user_id}, missing=False)
+
+
+def forget_user(user_id: str) -> Call[dict[str, int]]:
+    return Call("POST", "/v1/forget", lambda d: d["removed"], json={"user_id": user_id})
+
+
+def export_user(user_id: str) -> Call[dict[str, Any]]:
+    return Call("GET", "/v1/export", lambda d: d, params={"user_id": user_id})
+
+
+def stats() -> Call[dict[str, Any]]:
+    return Call("GET", "/v1/stats", lambda d: d)
+
+
+def _segment(value: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"ids must be str, got {type(value).__name__}")
+    return quote(value, safe="")
+
+
+def result(call: Call[T], response: httpx.Response) -> T:
+    """The decoded answer, or the exception ``Memory`` would have raised."""
+    if response.status_code < 300:
+        return call.decode(response.json())
+    if response.status_code == 404 and call.missing is not None:
+        return call.missing  # type: ignore[no-any-return]
+    try:
+        error = response.json()["error"]
+        code, message = str(error["code"]), str(error["message"])
+    except (ValueError, KeyError, TypeError):
+        code, message = "error", response.text[:500] or response.reason_phrase
+    status = response.status_code
+    if status == 401:
+        raise AuthenticationError(message)
+    if status == 429:
+        raise RateLimitedError(message, float(response.headers.get("Retry-After", "1")))
+    if status == 422:
+        raise TypeError(message)
+    if status in (400, 404, 413):
+        raise ValueError(message)
+    if status == 409 and code == "read_only":
+        raise StoreReadOnlyError(message)
+    raise ServerError(f"{status} {code}: {message}")

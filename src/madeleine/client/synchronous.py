@@ -1,0 +1,172 @@
+"""``Client``: ``Memory``'s methods over HTTP (httpx), same names, arguments and results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from madeleine.client import calls
+from madeleine.client.calls import Moment, T
+from madeleine.facts.cards import Card
+from madeleine.records import AddResult, Context, Hit
+
+_TIMEOUT = httpx.Timeout(120.0, connect=10.0)
+
+
+class Client:
+    """A Madeleine server as if it were a local ``Memory``: ``Client(url, api_key)``."""
+
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8000",
+        api_key: str | None = None,
+        *,
+        timeout: float | httpx.Timeout = _TIMEOUT,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.Client(
+            base_url=url.rstrip("/"), headers=headers, timeout=timeout, transport=transport
+        )
+
+    def _run(self, call: calls.Call[T]) -> T:
+        response = self._http.request(call.method, call.path, json=call.json, params=call.params)
+        return calls.result(call, response)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def add(
+        self,
+        messages: Sequence[dict[str, Any]] | dict[str, Any],
+        *,
+        user_id: str,
+        session_id: str = "default",
+        timestamp: Moment = None,
+        wait: bool = False,
+    ) -> AddResult:
+        """As ``Memory.add``; ``wait=True`` returns once the messages are searchable."""
+        return self._run(calls.add(messages, user_id, session_id, timestamp, wait))
+
+    def add_event(
+        self,
+        *,
+        user_id: str,
+        type: str,
+        data: dict[str, Any] | None = None,
+        timestamp: Moment = None,
+        session_id: str = "events",
+        id: str | None = None,
+    ) -> AddResult:
+        return self._run(calls.add_event(user_id, type, data, timestamp, session_id, id))
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._run(calls.wait(timeout))
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        limit: int = 10,
+        channels: Sequence[str] | None = None,
+        time_range: tuple[Moment, Moment] | None = None,
+        stages: dict[str, Any] | None = None,
+        now: Moment = None,
+        as_of: Moment = None,
+        include_history: bool = False,
+    ) -> list[Hit]:
+        return self._run(
+            calls.search(
+                query=query,
+                user_id=user_id,
+                limit=limit,
+                channels=None if channels is None else list(channels),
+                time_range=time_range,
+                stages=stages,
+                now=now,
+                as_of=as_of,
+                include_history=include_history,
+            )
+        )
+
+    def context(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        budget_tokens: int = 2000,
+        limit: int = 50,
+        channels: Sequence[str] | None = None,
+        time_range: tuple[Moment, Moment] | None = None,
+        stages: dict[str, Any] | None = None,
+        now: Moment = None,
+        window: int = 1,
+        as_of: Moment = None,
+        include_history: bool = False,
+    ) -> Context:
+        return self._run(
+            calls.context(
+                query=query,
+                user_id=user_id,
+                budget_tokens=budget_tokens,
+                limit=limit,
+                channels=None if channels is None else list(channels),
+                time_range=time_range,
+                stages=stages,
+                now=now,
+                window=window,
+                as_of=as_of,
+                include_history=include_history,
+            )
+        )
+
+    def facts(
+        self,
+        user_id: str,
+        *,
+        as_of: Moment = None,
+        include_history: bool = False,
+        category: str | None = None,
+    ) -> list[Card]:
+        return self._run(calls.facts(user_id, as_of, include_history, category))
+
+    def profile(self, user_id: str) -> dict[str, dict[str, list[Card]]]:
+        return self._run(calls.profile(user_id))
+
+    def history(self, fact_id: str, *, user_id: str) -> list[Card]:
+        return self._run(calls.history(fact_id, user_id))
+
+    def routing_log(self, user_id: str, limit: int = 100) -> list[dict[str, Any]]:
+        return self._run(calls.routing_log(user_id, limit))
+
+    def alerts(self, user_id: str) -> list[dict[str, Any]]:
+        return self._run(calls.alerts(user_id))
+
+    def graph(
+        self, user_id: str, *, around: str, depth: int = 2, limit: int = 200
+    ) -> dict[str, Any]:
+        return self._run(calls.graph(user_id, around, depth, limit))
+
+    def delete(self, memory_id: str, *, user_id: str) -> bool:
+        return self._run(calls.delete(memory_id, user_id))
+
+    def delete_message(self, message_id: str, *, user_id: str) -> bool:
+        return self._run(calls.delete_message(message_id, user_id))
+
+    def forget_user(self, user_id: str) -> dict[str, int]:
+        return self._run(calls.forget_user(user_id))
+
+    def export_user(self, user_id: str) -> dict[str, Any]:
+        return self._run(calls.export_user(user_id))
+
+    def stats(self) -> dict[str, Any]:
+        return self._run(calls.stats())

@@ -1,0 +1,335 @@
+"""The REST server: ``create_app`` builds the FastAPI application over one data directory.
+
+Every route under ``/v1`` (and ``/metrics``) needs ``Authorization: Bearer <key>``; the key
+names the tenant, and the tenant's own store answers (``tenants.py``). Handlers are plain
+functions: FastAPI runs them in its thread pool, so a slow search never blocks the loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+from cachetools import TTLCache
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.responses import Response
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from madeleine import __version__
+from madeleine.api import Memory
+from madeleine.config import Settings
+from madeleine.embed.base import Embedder
+from madeleine.embed.factory import load_embedder
+from madeleine.records import AddResult, Context, Hit
+from madeleine.server import errors
+from madeleine.server.errors import ApiError
+from madeleine.server.keys import KeyRing, digest
+from madeleine.server.limits import BodyLimit, JsonBodies, RateLimiter
+from madeleine.server.metrics import Metrics, MetricsMiddleware
+from madeleine.server.schemas import (
+    AddBody,
+    ContextBody,
+    EventBody,
+    SearchBody,
+    UserBody,
+    WaitBody,
+)
+from madeleine.server.tenants import Tenants
+
+log = logging.getLogger("madeleine.server")
+
+_KEY_CACHE_SECONDS = 5.0  # a revoked key stops working within this long
+
+
+class ServerSettings(BaseSettings):
+    """``MADELEINE_DATA``, ``MADELEINE_API_KEYS`` (JSON ``{"key": "tenant"}``),
+    ``MADELEINE_MAX_BODY_BYTES``, ``MADELEINE_RATE_LIMIT`` (requests/s per key, 0: off),
+    ``MADELEINE_RATE_BURST``."""
+
+    model_config = SettingsConfigDict(env_prefix="MADELEINE_", extra="ignore")
+
+    data: Path = Path("./memory-data")
+    api_keys: dict[str, str] = {}
+    max_body_bytes: int = 10 * 1024 * 1024
+    rate_limit: float = 0.0
+    rate_burst: int | None = None
+
+
+def key_ring(data: Path, env_keys: dict[str, str] | None = None) -> KeyRing:
+    return KeyRing(data / "keys.db", env_keys)
+
+
+class _Auth:
+    """The request's key → its tenant's ``Memory`` (401 without a valid key, 429 over the
+    rate limit)."""
+
+    def __init__(self, ring: KeyRing, tenants: Tenants, limiter: RateLimiter) -> None:
+        self._ring = ring
+        self._tenants = tenants
+        self._limiter = limiter
+        self._known: TTLCache[str, str | None] = TTLCache(maxsize=10_000, ttl=_KEY_CACHE_SECONDS)
+
+    def tenant(self, request: Request) -> str:
+        scheme, _, key = request.headers.get("authorization", "").partition(" ")
+        key = key.strip()
+        if scheme.lower() != "bearer" or not key:
+            raise ApiError(
+                401,
+                "unauthorized",
+                "an API key is required: send 'Authorization: Bearer <key>'",
+                {"WWW-Authenticate": "Bearer"},
+            )
+        hashed = digest(key)
+        if hashed in self._known:
+            tenant = self._known[hashed]
+        else:
+            tenant = self._ring.tenant_of(key)
+            self._known[hashed] = tenant
+        if tenant is None:
+            raise ApiError(
+                401, "unauthorized", "unknown or revoked API key", {"WWW-Authenticate": "Bearer"}
+            )
+        wait = self._limiter.retry_after(hashed)
+        if wait > 0:
+            raise ApiError(
+                429,
+                "rate_limited",
+                f"too many requests for this key; retry in {wait:.2f} s",
+                {"Retry-After": str(max(1, round(wait)))},
+            )
+        return tenant
+
+    def memory(self, request: Request) -> Memory:
+        return self._tenants.memory(self.tenant(request))
+
+    def forget_cached_keys(self) -> None:
+        """Look every key up again now (a revoked key otherwise works for a few seconds)."""
+        self._known.clear()
+
+
+def _tenant_name(request: Request) -> str:
+    auth: _Auth = request.app.state.auth
+    return auth.tenant(request)
+
+
+def _tenant_memory(request: Request) -> Memory:
+    auth: _Auth = request.app.state.auth
+    return auth.memory(request)
+
+
+Tenant = Annotated[Memory, Depends(_tenant_memory)]
+UserId = Annotated[str, Query(description="the user the memories belong to")]
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    return hit.to_dict()
+
+
+def context_json(context: Context) -> dict[str, Any]:
+    return {
+        "text": context.text,
+        "tokens": context.tokens,
+        "budget_tokens": context.budget_tokens,
+        "items": [hit_json(h) for h in context.items],
+        "window": [hit_json(h) for h in context.window],
+    }
+
+
+def _added(result: AddResult, memory: Memory, wait: bool, timeout: float) -> dict[str, Any]:
+    body: dict[str, Any] = {"added": result.added, "duplicates": result.duplicates}
+    if wait:
+        body["searchable"] = memory.wait(timeout)
+    return body
+
+
+def create_app(
+    server: ServerSettings | None = None,
+    *,
+    settings: Settings | None = None,
+    embedder: Embedder | None = None,
+) -> FastAPI:
+    """The application over ``server.data``. ``settings`` configure every tenant's store
+    (default: from the environment); ``embedder`` is shared by all tenants (default: the
+    configured one, loaded once)."""
+    server = server or ServerSettings()
+    settings = settings or Settings.from_env(dict(os.environ))
+    data = server.data
+    data.mkdir(parents=True, exist_ok=True)
+    tenants = Tenants(data, settings, embedder or load_embedder(settings.embed.model))
+    ring = key_ring(data, server.api_keys)
+    if ring.empty:
+        log.warning(
+            "no API keys: every request will get 401. Create one with `madeleine keys create "
+            "--tenant <name> --data %s` or set MADELEINE_API_KEYS",
+            data,
+        )
+    auth = _Auth(ring, tenants, RateLimiter(server.rate_limit, server.rate_burst))
+    metrics = Metrics(tenants.opened)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        tenants.close()
+
+    app = FastAPI(
+        title="Madeleine",
+        version=__version__,
+        description="Long-term memory for AI agents: add messages, search, context.",
+        lifespan=lifespan,
+    )
+    app.state.tenants = tenants
+    app.state.auth = auth
+    app.state.keys = ring
+    errors.install(app)
+    app.add_middleware(JsonBodies)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    app.add_middleware(BodyLimit, max_bytes=server.max_body_bytes)
+
+    @app.get("/health", tags=["operations"])
+    def health() -> dict[str, Any]:
+        return {"status": "ok", "version": __version__}
+
+    @app.get("/metrics", tags=["operations"], dependencies=[Depends(_tenant_name)])
+    def prometheus() -> Response:
+        return Response(metrics.exposition(), media_type="text/plain; version=0.0.4")
+
+    @app.post("/v1/memories", tags=["write"])
+    def add(body: AddBody, memory: Tenant) -> dict[str, Any]:
+        result = memory.add(
+            body.messages,
+            user_id=body.user_id,
+            session_id=body.session_id,
+            timestamp=body.timestamp,
+        )
+        return _added(result, memory, body.wait, body.wait_timeout)
+
+    @app.post("/v1/events", tags=["write"])
+    def add_event(body: EventBody, memory: Tenant) -> dict[str, Any]:
+        result = memory.add_event(
+            user_id=body.user_id,
+            type=body.type,
+            data=body.data,
+            timestamp=body.timestamp,
+            session_id=body.session_id,
+            id=body.id,
+        )
+        return _added(result, memory, body.wait, body.wait_timeout)
+
+    @app.post("/v1/wait", tags=["write"])
+    def wait(body: WaitBody, memory: Tenant) -> dict[str, Any]:
+        return {"done": memory.wait(body.timeout)}
+
+    @app.post("/v1/search", tags=["read"])
+    def search(body: SearchBody, memory: Tenant) -> dict[str, Any]:
+        hits = memory.search(
+            body.query,
+            user_id=body.user_id,
+            limit=body.limit,
+            channels=body.channels,
+            time_range=body.time_range,
+            stages=body.stages,
+            now=body.now,
+            as_of=body.as_of,
+            include_history=body.include_history,
+        )
+        return {"hits": [hit_json(h) for h in hits]}
+
+    @app.post("/v1/context", tags=["read"])
+    def context(body: ContextBody, memory: Tenant) -> dict[str, Any]:
+        found = memory.context(
+            body.query,
+            user_id=body.user_id,
+            budget_tokens=body.budget_tokens,
+            limit=body.limit,
+            channels=body.channels,
+            time_range=body.time_range,
+            stages=body.stages,
+            now=body.now,
+            window=body.window,
+            as_of=body.as_of,
+            include_history=body.include_history,
+        )
+        return context_json(found)
+
+    @app.get("/v1/facts", tags=["read"])
+    def facts(
+        user_id: UserId,
+        memory: Tenant,
+        as_of: str | None = None,
+        include_history: bool = False,
+        category: str | None = None,
+    ) -> dict[str, Any]:
+        cards = memory.facts(
+            user_id, as_of=as_of, include_history=include_history, category=category
+        )
+        return {"facts": [c.model_dump(mode="json") for c in cards]}
+
+    @app.get("/v1/facts/{fact_id}/history", tags=["read"])
+    def history(fact_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+        return {
+            "history": [c.model_dump(mode="json") for c in memory.history(fact_id, user_id=user_id)]
+        }
+
+    @app.get("/v1/profile", tags=["read"])
+    def profile(user_id: UserId, memory: Tenant) -> dict[str, Any]:
+        grouped = memory.profile(user_id)
+        return {
+            "profile": {
+                topic: {
+                    sub: [c.model_dump(mode="json") for c in cards] for sub, cards in subs.items()
+                }
+                for topic, subs in grouped.items()
+            }
+        }
+
+    @app.get("/v1/alerts", tags=["read"])
+    def alerts(user_id: UserId, memory: Tenant) -> dict[str, Any]:
+        return {"alerts": memory.alerts(user_id)}
+
+    @app.get("/v1/routing-log", tags=["read"])
+    def routing_log(user_id: UserId, memory: Tenant, limit: int = 100) -> dict[str, Any]:
+        return {"decisions": memory.routing_log(user_id, limit)}
+
+    @app.get("/v1/graph", tags=["read"])
+    def graph(
+        user_id: UserId, around: str, memory: Tenant, depth: int = 2, limit: int = 200
+    ) -> dict[str, Any]:
+        return memory.graph(user_id, around=around, depth=depth, limit=limit)
+
+    @app.delete("/v1/memories/{memory_id}", tags=["delete"])
+    def delete(memory_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+        if not memory.delete(memory_id, user_id=user_id):
+            raise ApiError(404, "not_found", f"user {user_id!r} has no memory {memory_id!r}")
+        return {"deleted": memory_id}
+
+    @app.delete("/v1/messages/{message_id}", tags=["delete"])
+    def delete_message(message_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+        if not memory.delete_message(message_id, user_id=user_id):
+            raise ApiError(404, "not_found", f"user {user_id!r} has no message {message_id!r}")
+        return {"deleted": message_id}
+
+    @app.post("/v1/forget", tags=["delete"])
+    def forget_user(body: UserBody, memory: Tenant) -> dict[str, Any]:
+        return {"removed": memory.forget_user(body.user_id)}
+
+    @app.get("/v1/export", tags=["read"])
+    def export_user(user_id: UserId, memory: Tenant) -> dict[str, Any]:
+        return memory.export_user(user_id)
+
+    @app.get("/v1/stats", tags=["operations"])
+    def stats(memory: Tenant) -> dict[str, Any]:
+        found = memory.stats()
+        found.pop("path", None)  # the server's file layout is not the client's business
+        return found
+
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """The factory ``madeleine serve --workers N`` gives uvicorn: each worker process builds
+    its app from the environment the command set."""
+    return create_app(ServerSettings())

@@ -1,0 +1,156 @@
+"""``madeleine serve`` and ``madeleine keys …``: the server's command-line entry points."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from madeleine.server.keys import KeyRing
+
+
+def register(commands: Any) -> list[Any]:
+    """Add the server's subcommands to the ``madeleine`` parser; returns the nested groups
+    (whose commands also take ``--data``)."""
+    serve = commands.add_parser(
+        "serve", help="run the REST API (FastAPI + uvicorn) over --data, one store per tenant"
+    )
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=1, help="server processes (default 1)")
+    serve.add_argument(
+        "--rate-limit",
+        type=float,
+        default=None,
+        help="requests per second per API key (default: $MADELEINE_RATE_LIMIT or off)",
+    )
+    serve.add_argument(
+        "--max-body-mb",
+        type=float,
+        default=None,
+        help="largest request body in MB (default: $MADELEINE_MAX_BODY_BYTES or 10 MB)",
+    )
+    serve.set_defaults(handler=_cmd_serve)
+
+    mcp = commands.add_parser(
+        "mcp", help="run the MCP server: stdio for one developer's agent, or --transport http"
+    )
+    mcp.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="with --transport http")
+    mcp.add_argument("--port", type=int, default=8001, help="with --transport http")
+    mcp.set_defaults(handler=_cmd_mcp)
+
+    keys = commands.add_parser("keys", help="API keys of the server in --data")
+    actions = keys.add_subparsers(title="actions")
+    keys.set_defaults(handler=lambda args: keys.print_help() or 2)
+    create = actions.add_parser("create", help="create a key for a tenant (shown once)")
+    create.add_argument("--tenant", required=True)
+    create.add_argument("--label", default="", help="a note to tell keys apart")
+    create.set_defaults(handler=_cmd_keys_create)
+    listing = actions.add_parser("list", help="keys by id, tenant and first characters")
+    listing.add_argument("--all", action="store_true", help="include revoked keys")
+    listing.set_defaults(handler=_cmd_keys_list)
+    revoke = actions.add_parser("revoke", help="revoke a key by its id or the key itself")
+    revoke.add_argument("key", help="the key's id (from `keys list`) or the key")
+    revoke.set_defaults(handler=_cmd_keys_revoke)
+    return [actions]
+
+
+def _ring(args: argparse.Namespace) -> KeyRing:
+    return KeyRing(Path(args.data) / "keys.db")
+
+
+def _cmd_keys_create(args: argparse.Namespace) -> int:
+    record, key = _ring(args).create(args.tenant, args.label)
+    print(key)
+    print(
+        f"key {record.id} for tenant {record.tenant!r}: keep it now, only its hash is stored",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _when(epoch: float | None) -> str:
+    if epoch is None:
+        return "-"
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def _cmd_keys_list(args: argparse.Namespace) -> int:
+    records = _ring(args).list(include_revoked=args.all)
+    if not records:
+        print("no keys (create one with `madeleine keys create --tenant NAME`)")
+        return 0
+    print(f"{'id':>4}  {'tenant':20}  {'key':12}  {'created':16}  {'revoked':16}  label")
+    for r in records:
+        print(
+            f"{r.id:>4}  {r.tenant:20}  {r.hint + '…':12}  {_when(r.created_at):16}  "
+            f"{_when(r.revoked_at):16}  {r.label}"
+        )
+    return 0
+
+
+def _cmd_keys_revoke(args: argparse.Namespace) -> int:
+    if not _ring(args).revoke(args.key):
+        raise ValueError(f"no active key {args.key!r} (see `madeleine keys list`)")
+    print("revoked (running servers stop accepting it within 5 seconds)")
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from madeleine.server.app import ServerSettings, create_app
+
+    data = Path(args.data).resolve()
+    os.environ["MADELEINE_DATA"] = str(data)  # the workers build their app from it
+    if args.rate_limit is not None:
+        os.environ["MADELEINE_RATE_LIMIT"] = str(args.rate_limit)
+    if args.max_body_mb is not None:
+        os.environ["MADELEINE_MAX_BODY_BYTES"] = str(int(args.max_body_mb * 1024 * 1024))
+    if args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    if args.workers == 1:
+        uvicorn.run(create_app(ServerSettings()), host=args.host, port=args.port)
+    else:
+        uvicorn.run(
+            "madeleine.server.app:app_from_env",
+            factory=True,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+        )
+    return 0
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from madeleine.api import Memory
+    from madeleine.config import Settings
+    from madeleine.embed.factory import load_embedder
+    from madeleine.server.app import ServerSettings, key_ring
+    from madeleine.server.mcp_server import KeyVerifier, build_mcp, default_user, tenant_memory
+    from madeleine.server.tenants import Tenants
+
+    data = Path(args.data)
+    if args.transport == "stdio":
+        with Memory(data) as memory:
+            build_mcp(lambda: memory, default_user()).run("stdio")
+        return 0
+    settings = Settings.from_env(dict(os.environ))
+    tenants = Tenants(data, settings, load_embedder(settings.embed.model))
+    ring = key_ring(data, ServerSettings().api_keys)
+    try:
+        server = build_mcp(
+            tenant_memory(tenants),
+            default_user(),
+            host=args.host,
+            port=args.port,
+            token_verifier=KeyVerifier(ring),
+        )
+        server.run("streamable-http")
+    finally:
+        tenants.close()
+    return 0

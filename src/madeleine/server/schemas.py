@@ -1,0 +1,64 @@
+"""Request bodies of the REST API: field names are the Python call's argument names.
+
+Types are checked here (a wrong type is a 422); what the values mean (a budget too small, an
+unknown channel) is checked by ``Memory`` itself (a 400), so REST and Python give one answer.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+
+Moment = datetime | StrictStr | float | None
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AddBody(_Body):
+    user_id: StrictStr
+    messages: list[dict[str, Any]] | dict[str, Any]
+    session_id: StrictStr = "default"
+    timestamp: Moment = None
+    wait: StrictBool = Field(False, description="return once the messages are searchable")
+    wait_timeout: float = Field(60.0, gt=0, le=600)
+
+
+class EventBody(_Body):
+    user_id: StrictStr
+    type: StrictStr
+    data: dict[str, Any] | None = None
+    timestamp: Moment = None
+    session_id: StrictStr = "events"
+    id: StrictStr | None = None
+    wait: StrictBool = False
+    wait_timeout: float = Field(60.0, gt=0, le=600)
+
+
+class WaitBody(_Body):
+    timeout: float | None = Field(None, gt=0, le=600)
+
+
+class SearchBody(_Body):
+    query: StrictStr
+    user_id: StrictStr
+    limit: int = 10
+    channels: list[StrictStr] | None = None
+    time_range: tuple[Moment, Moment] | None = None
+    stages: dict[str, Any] | None = None
+    now: Moment = None
+    as_of: Moment = None
+    include_history: StrictBool = False
+
+
+class ContextBody(SearchBody):
+    limit: int = 50
+    budget_tokens: int = 2000
+    window: int = 1
+
+
+class UserBody(_Body):
+    user_id: StrictStr

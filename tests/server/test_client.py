@@ -1,0 +1,96 @@
+"""``Client`` and ``AsyncClient`` against a live server: the same calls and results as
+``Memory``, and the same exceptions."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+
+import pytest
+
+from madeleine import AsyncClient, AuthenticationError, Client, Hit
+from madeleine.facts.cards import Card
+from tests.server.conftest import KEY_A, KEY_B, LiveServer
+
+TALK = [
+    {"role": "user", "content": "I moved to Portland last month. My sister Ana lives there."},
+    {"role": "assistant", "content": "Nice, Portland!"},
+]
+
+
+def test_client_round_trip_with_memory_types(live: LiveServer) -> None:
+    with Client(live.url, KEY_A) as client:
+        added = client.add(TALK, user_id="u1", timestamp="2024-05-01T10:00:00Z", wait=True)
+        assert len(added.added) == 2
+        assert client.wait(timeout=30)
+        hits = client.search("where does the user live?", user_id="u1")
+        assert hits and isinstance(hits[0], Hit) and isinstance(hits[0].timestamp, datetime)
+        assert any("Portland" in h.text for h in hits)
+        context = client.context("where does the user live?", user_id="u1", budget_tokens=200)
+        assert "Portland" in context.text and context.tokens <= 200
+        facts = client.facts("u1")
+        assert facts and all(isinstance(f, Card) for f in facts)
+        assert client.history(facts[0].id, user_id="u1")[0].id == facts[0].id
+        assert client.profile("u1")
+        assert isinstance(client.alerts("u1"), list)
+        assert client.routing_log("u1")
+        event = client.add_event(user_id="u1", type="purchase", data={"item": "umbrella"})
+        assert event.added
+        turn = next(h for h in hits if h.kind == "turn")
+        assert client.delete(turn.id, user_id="u1") is True
+        assert client.delete(turn.id, user_id="u1") is False
+        assert client.delete("ep_99999", user_id="u1") is False
+        assert "Portland" in str(client.export_user("u1"))
+        assert client.stats()["events"] >= 1
+        removed = client.forget_user("u1")
+        assert sum(removed.values()) > 0
+        assert client.search("Portland", user_id="u1") == []
+
+
+def test_client_raises_what_memory_raises(live: LiveServer) -> None:
+    with Client(live.url, KEY_A) as client:
+        with pytest.raises(ValueError, match="limit"):
+            client.search("x", user_id="u1", limit=0)
+        with pytest.raises(ValueError):
+            client.add([{"role": "user"}], user_id="u1")
+    with Client(live.url, "wrong") as stranger, pytest.raises(AuthenticationError):
+        stranger.search("x", user_id="u1")
+
+
+def test_tenants_through_the_client(live: LiveServer) -> None:
+    with Client(live.url, KEY_A) as alpha, Client(live.url, KEY_B) as beta:
+        alpha.add(TALK, user_id="u1", wait=True)
+        assert beta.search("Portland", user_id="u1") == []
+        assert beta.facts("u1") == []
+
+
+def test_async_client(live: LiveServer) -> None:
+    async def run() -> list[Hit]:
+        async with AsyncClient(live.url, KEY_A) as client:
+            await client.add(TALK, user_id="u2", wait=True)
+            found = await asyncio.gather(
+                client.search("Portland", user_id="u2"), client.search("sister", user_id="u2")
+            )
+            return found[0] + found[1]
+
+    hits = asyncio.run(run())
+    assert any("Portland" in h.text for h in hits)
+
+
+@pytest.mark.parametrize("client_class", [Client, AsyncClient])
+def test_client_methods_take_memorys_arguments(client_class: type) -> None:
+    import inspect
+
+    from madeleine import Memory
+
+    public = [n for n in vars(client_class) if not n.startswith("_") and n != "close"]
+    assert len(public) >= 16
+    for name in public:
+        ours = inspect.signature(getattr(client_class, name)).parameters
+        theirs = inspect.signature(getattr(Memory, name)).parameters
+        extra = set(ours) - set(theirs) - {"wait"}  # add(..., wait=True) is the server's own
+        assert not extra, f"{client_class.__name__}.{name} has {extra} that Memory lacks"
+        for parameter in theirs.values():
+            if parameter.name in ours:
+                assert ours[parameter.name].kind == parameter.kind, (name, parameter.name)
+                assert ours[parameter.name].default == parameter.default, (name, parameter.name)

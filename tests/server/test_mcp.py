@@ -1,0 +1,131 @@
+"""The MCP server through the SDK's own client: over stdio (a real ``madeleine mcp``
+process) and over streamable HTTP (with the server's API keys)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from madeleine.config import Settings
+from madeleine.server.keys import KeyRing
+from madeleine.server.mcp_server import KeyVerifier, build_mcp, tenant_memory
+from madeleine.server.tenants import Tenants
+from tests.fakes import HashingEmbedder
+
+TOOLS = {"remember", "recall", "context", "profile", "forget"}
+
+
+def _text(result: Any) -> str:
+    assert not result.isError, result.content
+    return "\n".join(part.text for part in result.content if hasattr(part, "text"))
+
+
+async def _exercise(session: ClientSession) -> None:
+    await session.initialize()
+    names = {tool.name for tool in (await session.list_tools()).tools}
+    assert names >= TOOLS
+    said = _text(await session.call_tool("remember", {"text": "I live in Lisbon and I own a cat."}))
+    assert "searchable now" in said
+    recalled = _text(await session.call_tool("recall", {"query": "where do I live?"}))
+    assert "Lisbon" in recalled and "[ep_" in recalled
+    context = _text(await session.call_tool("context", {"query": "where do I live?"}))
+    assert "Lisbon" in context
+    profile = _text(await session.call_tool("profile", {}))
+    assert "Lisbon" in profile
+    memory_id = recalled.split("[", 1)[1].split(" ", 1)[0]
+    assert "Deleted" in _text(await session.call_tool("forget", {"memory_id": memory_id}))
+    bad = await session.call_tool("remember", {})
+    assert bad.isError
+
+
+def test_stdio_with_the_sdk_client(tmp_path: Path) -> None:
+    env = {**os.environ, "MADELEINE_USER": "dev", "PYTHONPATH": str(Path.cwd() / "src")}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "madeleine", "mcp", "--data", str(tmp_path / "data")],
+        env=env,
+    )
+
+    async def run() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await _exercise(session)
+
+    asyncio.run(run())
+
+
+class _McpHttp:
+    def __init__(self, data: Path) -> None:
+        self.tenants = Tenants(data, Settings(), HashingEmbedder())
+        ring = KeyRing(data / "keys.db", {"key-a": "alpha", "key-b": "beta"})
+        server = build_mcp(
+            tenant_memory(self.tenants), "dev", port=0, token_verifier=KeyVerifier(ring)
+        )
+        config = uvicorn.Config(
+            server.streamable_http_app(), host="127.0.0.1", port=0, log_level="warning"
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            assert time.monotonic() < deadline and self.thread.is_alive()
+            time.sleep(0.02)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}/mcp"
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+        self.tenants.close()
+
+
+@pytest.fixture
+def mcp_http(tmp_path: Path) -> Any:
+    server = _McpHttp(tmp_path / "data")
+    yield server
+    server.stop()
+
+
+def _session(url: str, key: str | None) -> Any:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.AsyncClient(headers=headers, timeout=60)
+
+
+def test_http_with_keys_and_tenants(mcp_http: _McpHttp) -> None:
+    async def run() -> str:
+        async with (
+            _session(mcp_http.url, "key-a") as http,
+            streamable_http_client(mcp_http.url, http_client=http) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await _exercise(session)
+            await session.call_tool("remember", {"text": "My dentist is Dr. Rui Costa."})
+        async with (
+            _session(mcp_http.url, "key-b") as http,
+            streamable_http_client(mcp_http.url, http_client=http) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return _text(await session.call_tool("recall", {"query": "dentist"}))
+
+    assert "Rui Costa" not in asyncio.run(run())  # beta's store does not hold alpha's memory
+
+
+def test_http_without_a_valid_key_is_401(mcp_http: _McpHttp) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    assert httpx.post(mcp_http.url, json=body, headers=accept).status_code == 401
+    wrong = {**accept, "Authorization": "Bearer nope"}
+    assert httpx.post(mcp_http.url, json=body, headers=wrong).status_code == 401
