@@ -20,6 +20,8 @@ from madeleine.facts.checks import Check
 from madeleine.importers.runner import ImportReport
 from madeleine.read.request import TimeBound
 from madeleine.records import AddResult, Context, Hit
+from madeleine.shortterm.agent import AgentState
+from madeleine.shortterm.session import Session
 from madeleine.text.tokens import TokenCounter
 
 
@@ -191,6 +193,25 @@ class AsyncMemory:
     ) -> dict[str, Any]:
         return await asyncio.to_thread(
             self._memory.graph, user_id, around=around, depth=depth, limit=limit
+        )
+
+    async def session(
+        self, session_id: str, *, user_id: str, ttl_seconds: float | None = 86_400.0
+    ) -> Session:
+        """The buffer object itself is synchronous: its calls are short SQLite reads and
+        writes (``append`` logs the message; indexing stays in the background)."""
+        return await asyncio.to_thread(
+            self._memory.session, session_id, user_id=user_id, ttl_seconds=ttl_seconds
+        )
+
+    async def sessions(self, user_id: str) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(self._memory.sessions, user_id)
+
+    async def agent(
+        self, agent_id: str, *, user_id: str, timeouts: dict[str, float] | None = None
+    ) -> AgentState:
+        return await asyncio.to_thread(
+            self._memory.agent, agent_id, user_id=user_id, timeouts=timeouts
         )
 
     async def delete(self, memory_id: str, *, user_id: str) -> bool:

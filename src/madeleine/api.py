@@ -7,6 +7,7 @@ store, the read path and the write path; nothing here builds a query or touches 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +29,9 @@ from madeleine.read.request import (
     require_limit,
 )
 from madeleine.records import AddResult, Context, Hit
+from madeleine.shortterm.agent import AgentState
+from madeleine.shortterm.session import Session
+from madeleine.shortterm.summary import summarizer_for
 from madeleine.store.records import MAX_ID, fact_number
 from madeleine.text.tokens import TokenCounter
 from madeleine.write.normalize import require_id
@@ -260,6 +264,64 @@ class Memory:
                 node["label"] = engine.restorer.text(user_id, node["label"])
         return view
 
+    # -- short-term memory ------------------------------------------------------------------------
+
+    def session(
+        self, session_id: str, *, user_id: str, ttl_seconds: float | None = 86_400.0
+    ) -> Session:
+        """The conversation buffer of one session: ``append(message)``, ``window(budget)``
+        (recent messages within the budget, pinned ones always, older ones in a rolling
+        summary), ``clear()``. It expires ``ttl_seconds`` after its last message (None:
+        never); appended messages also reach long-term memory through ``add``."""
+        engine = self._open()
+        require_id(user_id, "user_id")
+        require_id(session_id, "session_id")
+        if ttl_seconds is not None and (
+            isinstance(ttl_seconds, bool)
+            or not isinstance(ttl_seconds, int | float)
+            or ttl_seconds <= 0
+        ):
+            raise ValueError(f"ttl_seconds must be a positive number or None, got {ttl_seconds!r}")
+
+        def add(message: dict[str, Any]) -> AddResult:
+            return self.add(message, user_id=user_id, session_id=session_id)
+
+        return Session(
+            engine.store.short_term,
+            add,
+            user_id,
+            session_id,
+            ttl_seconds=ttl_seconds,
+            count_tokens=engine.tokens,
+            summarize=summarizer_for(engine.llm),
+        )
+
+    def sessions(self, user_id: str) -> list[dict[str, Any]]:
+        """The user's live conversation buffers, most recently used first."""
+        engine = self._open()
+        require_id(user_id, "user_id")
+        return [
+            {
+                "session_id": s.session_id,
+                "messages": s.messages,
+                "folded": s.folded,
+                "updated_at": s.updated_at,
+                "expires_at": s.expires_at,
+            }
+            for s in engine.store.short_term.sessions(user_id, time.time())
+        ]
+
+    def agent(
+        self, agent_id: str, *, user_id: str, timeouts: dict[str, float] | None = None
+    ) -> AgentState:
+        """A persisted agent state machine (idle → planning → executing → waiting_input →
+        completed | failed): ``transition(to)``, ``state``, ``history()``, ``snapshot()`` /
+        ``restore()``. ``timeouts`` gives states a maximum duration in seconds."""
+        engine = self._open()
+        require_id(user_id, "user_id")
+        require_id(agent_id, "agent_id")
+        return AgentState(engine.store.short_term, user_id, agent_id, timeouts=timeouts)
+
     # -- deleting and exporting ---------------------------------------------------------------
 
     def delete(self, memory_id: str, *, user_id: str) -> bool:
@@ -300,6 +362,7 @@ class Memory:
             {"token": e.token, "category": str(e.category)}
             for e in store.vault.entries(None, user_id)
         ]
+        exported.update(store.short_term.export_user(user_id))
         restored: dict[str, Any] = engine.restorer.tree(user_id, exported)
         return restored
 

@@ -226,6 +226,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     scale.set_defaults(handler=_cmd_bench_scale)
 
+    serve_bench = suites.add_parser(
+        "serve", help="the REST server on loopback under concurrent add/search clients"
+    )
+    serve_bench.add_argument("--seconds", type=float, default=30.0, help="load duration")
+    serve_bench.add_argument("--clients", type=int, default=8, help="concurrent clients")
+    serve_bench.add_argument("--users", type=int, default=4, help="synthetic users seeded")
+    serve_bench.add_argument("--turns", type=int, default=300, help="turns seeded per user")
+    serve_bench.add_argument("--write-share", type=float, default=0.2, help="share of adds")
+    serve_bench.add_argument("--workers", type=int, default=1, help="server processes")
+    serve_bench.set_defaults(handler=_cmd_bench_serve)
+
     tokens = suites.add_parser(
         "tokens", help="the offline token estimate against cl100k and o200k (needs bpe-openai)"
     )
@@ -649,6 +660,24 @@ def _cmd_bench_scale(args: argparse.Namespace) -> int:
         )
     print(result.table())
     return 0
+
+
+def _cmd_bench_serve(args: argparse.Namespace) -> int:
+    from madeleine.bench.serve import run_serve
+
+    totals = {"seed": (args.users * args.turns, "turns"), "requests": (None, "req")}
+    with _progress_bars(totals) as progress:
+        result = run_serve(
+            seconds=args.seconds,
+            clients=args.clients,
+            users=args.users,
+            turns_per_user=args.turns,
+            write_share=args.write_share,
+            workers=args.workers,
+            progress=progress,
+        )
+    print(result.table())
+    return 0 if not result.errors else 1
 
 
 def _cmd_bench_tokens(args: argparse.Namespace) -> int:

@@ -56,6 +56,7 @@ class Engine:
     contexts: ContextBuilder
     restorer: Restorer
     llm: LLM | None
+    tokens: TokenCounter
 
     def delete(self, memory_id: str, user_id: str) -> bool:
         """A hit's ``ep_…``, a fact's ``fact_…`` (its source messages) or a message's
@@ -226,6 +227,7 @@ def build_engine(
     if not store.read_only:
         indexer.followers.append(searcher.follow)
     restorer = Restorer(store.vault)
+    tokens = token_counter or token_estimator(settings.limits.tokenizer)
     return Engine(
         settings=settings,
         store=store,
@@ -241,15 +243,10 @@ def build_engine(
         indexer=indexer,
         worker=worker,
         searcher=searcher,
-        contexts=ContextBuilder(
-            store.facts,
-            searcher.neighbour_hits,
-            restorer,
-            token_counter or token_estimator(settings.limits.tokenizer),
-            analyzer,
-        ),
+        contexts=ContextBuilder(store.facts, searcher.neighbour_hits, restorer, tokens, analyzer),
         restorer=restorer,
         llm=llm,
+        tokens=tokens,
     )
 
 

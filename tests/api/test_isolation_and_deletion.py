@@ -108,6 +108,8 @@ def test_forget_user_removes_everything(tmp_path: Path, embedder: Embedder) -> N
             "episodes": [],
             "facts": [],
             "vault": [],
+            "short_term": [],
+            "agents": [],
         }
         assert next(h.source_ids for h in memory.search("marathon", user_id="bob")) == ["b2"]
         assert not list((tmp_path / "m" / "ann").glob(scope_token("alice") + "*"))

@@ -19,6 +19,8 @@ from madeleine.errors import (
 )
 from madeleine.facts.cards import Card
 from madeleine.records import AddResult, Context, Hit
+from madeleine.shortterm.agent import ConcurrentUpdateError
+from madeleine.shortterm.session import Window
 
 Moment = datetime | str | float | None
 T = TypeVar("T")
@@ -228,4 +230,83 @@ def result(call: Call[T], response: httpx.Response) -> T:
         raise ValueError(message)
     if status == 409 and code == "read_only":
         raise StoreReadOnlyError(message)
+    if status == 409 and code == "conflict":
+        raise ConcurrentUpdateError(message)
     raise ServerError(f"{status} {code}: {message}")
+
+
+# -- short-term memory ----------------------------------------------------------------------
+
+
+def append(
+    session_id: str, user_id: str, message: dict[str, Any], pinned: bool, ttl: float | None
+) -> Call[int]:
+    body = {"user_id": user_id, "message": message, "pinned": pinned, "ttl_seconds": ttl}
+    path = f"/v1/sessions/{_segment(session_id)}/messages"
+    return Call("POST", path, lambda d: int(d["position"]), json=body)
+
+
+def session_messages(session_id: str, user_id: str) -> Call[list[dict[str, Any]]]:
+    path = f"/v1/sessions/{_segment(session_id)}/messages"
+    return Call("GET", path, lambda d: list(d["messages"]), params={"user_id": user_id})
+
+
+def session_window(session_id: str, user_id: str, budget_tokens: int) -> Call[Window]:
+    def decode(data: dict[str, Any]) -> Window:
+        return Window(
+            list(data["messages"]),
+            str(data["summary"]),
+            int(data["tokens"]),
+            int(data["budget_tokens"]),
+            int(data["folded"]),
+        )
+
+    params = {"user_id": user_id, "budget_tokens": budget_tokens}
+    return Call("GET", f"/v1/sessions/{_segment(session_id)}/window", decode, params=params)
+
+
+def clear_session(session_id: str, user_id: str) -> Call[int]:
+    path = f"/v1/sessions/{_segment(session_id)}"
+    return Call("DELETE", path, lambda d: int(d["removed"]), params={"user_id": user_id})
+
+
+def sessions(user_id: str) -> Call[list[dict[str, Any]]]:
+    return Call("GET", "/v1/sessions", lambda d: list(d["sessions"]), params={"user_id": user_id})
+
+
+def agent_state(agent_id: str, user_id: str) -> Call[dict[str, Any]]:
+    return Call("GET", f"/v1/agents/{_segment(agent_id)}", dict, params={"user_id": user_id})
+
+
+def transition(
+    agent_id: str,
+    user_id: str,
+    to: str,
+    reason: str,
+    data: dict[str, Any] | None,
+    expected_version: int | None,
+) -> Call[dict[str, Any]]:
+    body = {
+        "user_id": user_id,
+        "to": to,
+        "reason": reason,
+        "data": jsonable(data),
+        "expected_version": expected_version,
+    }
+    return Call("POST", f"/v1/agents/{_segment(agent_id)}/transition", dict, json=body)
+
+
+def agent_history(agent_id: str, user_id: str, limit: int) -> Call[list[dict[str, Any]]]:
+    path = f"/v1/agents/{_segment(agent_id)}/history"
+    params = {"user_id": user_id, "limit": limit}
+    return Call("GET", path, lambda d: list(d["history"]), params=params)
+
+
+def agent_snapshot(agent_id: str, user_id: str) -> Call[dict[str, Any]]:
+    path = f"/v1/agents/{_segment(agent_id)}/snapshot"
+    return Call("GET", path, dict, params={"user_id": user_id})
+
+
+def agent_restore(agent_id: str, user_id: str, snapshot: dict[str, Any]) -> Call[dict[str, Any]]:
+    body = {"user_id": user_id, "snapshot": jsonable(snapshot)}
+    return Call("POST", f"/v1/agents/{_segment(agent_id)}/restore", dict, json=body)

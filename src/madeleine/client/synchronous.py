@@ -9,6 +9,7 @@ import httpx
 
 from madeleine.client import calls
 from madeleine.client.calls import Moment, T
+from madeleine.client.remote import RemoteAgent, RemoteSession
 from madeleine.facts.cards import Card
 from madeleine.records import AddResult, Context, Hit
 
@@ -170,3 +171,18 @@ class Client:
 
     def stats(self) -> dict[str, Any]:
         return self._run(calls.stats())
+
+    def session(
+        self, session_id: str, *, user_id: str, ttl_seconds: float | None = 86_400.0
+    ) -> RemoteSession:
+        """The server-side buffer of one session (``append``, ``messages``, ``window``,
+        ``clear``)."""
+        return RemoteSession(self._run, session_id, user_id, ttl_seconds)
+
+    def sessions(self, user_id: str) -> list[dict[str, Any]]:
+        return self._run(calls.sessions(user_id))
+
+    def agent(self, agent_id: str, *, user_id: str) -> RemoteAgent:
+        """The server-side state machine of one agent (timeouts are the server's
+        ``MADELEINE_AGENT_TIMEOUTS``)."""
+        return RemoteAgent(self._run, agent_id, user_id)

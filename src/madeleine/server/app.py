@@ -32,13 +32,17 @@ from madeleine.server.limits import BodyLimit, JsonBodies, RateLimiter
 from madeleine.server.metrics import Metrics, MetricsMiddleware
 from madeleine.server.schemas import (
     AddBody,
+    AppendBody,
     ContextBody,
     EventBody,
+    RestoreBody,
     SearchBody,
+    TransitionBody,
     UserBody,
     WaitBody,
 )
 from madeleine.server.tenants import Tenants
+from madeleine.shortterm.agent import AgentState, ConcurrentUpdateError
 
 log = logging.getLogger("madeleine.server")
 
@@ -48,7 +52,7 @@ _KEY_CACHE_SECONDS = 5.0  # a revoked key stops working within this long
 class ServerSettings(BaseSettings):
     """``MADELEINE_DATA``, ``MADELEINE_API_KEYS`` (JSON ``{"key": "tenant"}``),
     ``MADELEINE_MAX_BODY_BYTES``, ``MADELEINE_RATE_LIMIT`` (requests/s per key, 0: off),
-    ``MADELEINE_RATE_BURST``."""
+    ``MADELEINE_RATE_BURST``, ``MADELEINE_AGENT_TIMEOUTS`` (JSON ``{"waiting_input": 3600}``)."""
 
     model_config = SettingsConfigDict(env_prefix="MADELEINE_", extra="ignore")
 
@@ -57,6 +61,7 @@ class ServerSettings(BaseSettings):
     max_body_bytes: int = 10 * 1024 * 1024
     rate_limit: float = 0.0
     rate_burst: int | None = None
+    agent_timeouts: dict[str, float] = {}  # seconds per agent state, for every agent
 
 
 def key_ring(data: Path, env_keys: dict[str, str] | None = None) -> KeyRing:
@@ -325,6 +330,65 @@ def create_app(
         found = memory.stats()
         found.pop("path", None)  # the server's file layout is not the client's business
         return found
+
+    # -- short-term memory: conversation buffers and agent states --------------------------
+
+    @app.post("/v1/sessions/{session_id}/messages", tags=["sessions"])
+    def append(session_id: str, body: AppendBody, memory: Tenant) -> dict[str, Any]:
+        session = memory.session(session_id, user_id=body.user_id, ttl_seconds=body.ttl_seconds)
+        return {"position": session.append(body.message, pinned=body.pinned)}
+
+    @app.get("/v1/sessions/{session_id}/messages", tags=["sessions"])
+    def session_messages(session_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+        return {"messages": memory.session(session_id, user_id=user_id).messages()}
+
+    @app.get("/v1/sessions/{session_id}/window", tags=["sessions"])
+    def session_window(
+        session_id: str, user_id: UserId, memory: Tenant, budget_tokens: int = 2000
+    ) -> dict[str, Any]:
+        return memory.session(session_id, user_id=user_id).window(budget_tokens).to_dict()
+
+    @app.delete("/v1/sessions/{session_id}", tags=["sessions"])
+    def clear_session(session_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+        return {"removed": memory.session(session_id, user_id=user_id).clear()}
+
+    @app.get("/v1/sessions", tags=["sessions"])
+    def sessions(user_id: UserId, memory: Tenant) -> dict[str, Any]:
+        return {"sessions": memory.sessions(user_id)}
+
+    def agent(memory: Memory, agent_id: str, user_id: str) -> AgentState:
+        return memory.agent(agent_id, user_id=user_id, timeouts=server.agent_timeouts or None)
+
+    @app.get("/v1/agents/{agent_id}", tags=["agents"])
+    def agent_state(agent_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+        return agent(memory, agent_id, user_id).current().to_dict()
+
+    @app.post("/v1/agents/{agent_id}/transition", tags=["agents"])
+    def transition(agent_id: str, body: TransitionBody, memory: Tenant) -> dict[str, Any]:
+        machine = agent(memory, agent_id, body.user_id)
+        try:
+            moved = machine.transition(
+                body.to, reason=body.reason, data=body.data, expected_version=body.expected_version
+            )
+        except ConcurrentUpdateError as exc:
+            raise ApiError(409, "conflict", str(exc)) from exc
+        return moved.to_dict()
+
+    @app.get("/v1/agents/{agent_id}/history", tags=["agents"])
+    def agent_history(
+        agent_id: str, user_id: UserId, memory: Tenant, limit: int = 100
+    ) -> dict[str, Any]:
+        if not 1 <= limit <= 10_000:
+            raise ApiError(400, "bad_request", f"limit must be from 1 to 10000, got {limit}")
+        return {"history": agent(memory, agent_id, user_id).history(limit)}
+
+    @app.get("/v1/agents/{agent_id}/snapshot", tags=["agents"])
+    def agent_snapshot(agent_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+        return agent(memory, agent_id, user_id).snapshot()
+
+    @app.post("/v1/agents/{agent_id}/restore", tags=["agents"])
+    def agent_restore(agent_id: str, body: RestoreBody, memory: Tenant) -> dict[str, Any]:
+        return agent(memory, agent_id, body.user_id).restore(body.snapshot).to_dict()
 
     return app
 

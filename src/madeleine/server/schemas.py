@@ -62,3 +62,23 @@ class ContextBody(SearchBody):
 
 class UserBody(_Body):
     user_id: StrictStr
+
+
+class AppendBody(_Body):
+    user_id: StrictStr
+    message: dict[str, Any]
+    pinned: StrictBool = False
+    ttl_seconds: float | None = 86_400.0
+
+
+class TransitionBody(_Body):
+    user_id: StrictStr
+    to: StrictStr
+    reason: StrictStr = ""
+    data: dict[str, Any] | None = None
+    expected_version: int | None = None
+
+
+class RestoreBody(_Body):
+    user_id: StrictStr
+    snapshot: dict[str, Any]

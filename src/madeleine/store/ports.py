@@ -21,6 +21,8 @@ import numpy.typing as npt
 from madeleine.facts.cards import CardDraft
 from madeleine.store.crypto import VaultEntry
 from madeleine.store.records import (
+    AgentRecord,
+    BufferedMessage,
     EpisodeRow,
     FactLinks,
     FactVectors,
@@ -28,10 +30,12 @@ from madeleine.store.records import (
     IndexJob,
     NewEvent,
     NewMention,
+    SessionInfo,
     StoredEpisode,
     StoredEvent,
     StoredFact,
     Transaction,
+    TransitionRecord,
     UserVectors,
 )
 from madeleine.text.pii import PiiCategory
@@ -323,6 +327,44 @@ class VaultRepository(Protocol):
         ...
 
 
+class ShortTermRepository(Protocol):
+    """Conversation buffers and agent states (Redis in the production backend). Expired
+    buffers read as absent; an agent's move is refused if another writer moved it first."""
+
+    def append(
+        self, user_id: str, session_id: str, message: BufferedMessage, expires_at: float | None
+    ) -> int: ...
+
+    def messages(self, user_id: str, session_id: str, now: float) -> list[BufferedMessage]: ...
+
+    def session(self, user_id: str, session_id: str, now: float) -> SessionInfo | None: ...
+
+    def sessions(self, user_id: str, now: float) -> list[SessionInfo]: ...
+
+    def fold(self, user_id: str, session_id: str, summary: str, through: int) -> None: ...
+
+    def clear(self, user_id: str, session_id: str) -> int: ...
+
+    def purge_expired(self, now: float) -> int: ...
+
+    def agent(self, user_id: str, agent_id: str) -> AgentRecord | None: ...
+
+    def move_agent(
+        self,
+        user_id: str,
+        agent_id: str,
+        expected_version: int,
+        record: AgentRecord,
+        transition: TransitionRecord,
+    ) -> None: ...
+
+    def transitions(self, user_id: str, agent_id: str, limit: int) -> list[TransitionRecord]: ...
+
+    def export_user(self, user_id: str) -> dict[str, Any]: ...
+
+    def forget_user(self, tx: Transaction, user_id: str) -> int: ...
+
+
 class ImportRepository(Protocol):
     """Which files and conversations an import has already indexed, and how."""
 
@@ -346,6 +388,7 @@ class Store(EventLog, Outbox, EpisodeIndex, Protocol):
     graph: GraphRepository
     vault: VaultRepository
     imports: ImportRepository
+    short_term: ShortTermRepository
     vectors: VectorIndex
     read_only: bool  # opened for reads only: writes raise StoreReadOnlyError
 

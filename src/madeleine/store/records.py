@@ -190,3 +190,45 @@ class FactLinks:
     def empty() -> FactLinks:
         none = np.zeros(0, dtype=np.int64)
         return FactLinks(none, [], none, none)
+
+
+@dataclass(frozen=True, slots=True)
+class BufferedMessage:
+    """One message of a short-term conversation buffer; ``position`` counts from 1."""
+
+    role: str
+    content: str
+    created_at: float
+    name: str | None = None
+    pinned: bool = False
+    position: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    session_id: str
+    summary: str  # the rolling summary of messages up to ``folded``
+    folded: int
+    updated_at: float
+    expires_at: float | None
+    messages: int
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRecord:
+    state: str
+    data: dict[str, Any]
+    entered_at: float
+    version: int  # bumped by every transition: a stale writer is refused
+
+
+@dataclass(frozen=True, slots=True)
+class TransitionRecord:
+    from_state: str | None
+    to_state: str
+    reason: str
+    at: float
+
+
+class StaleStateError(Exception):
+    """Another writer moved the agent's state since it was read (any backend raises it)."""

@@ -19,6 +19,7 @@ from madeleine.store.ports import (
     FactRepository,
     GraphRepository,
     ImportRepository,
+    ShortTermRepository,
     VaultRepository,
     VectorIndex,
 )
@@ -35,6 +36,7 @@ from madeleine.store.sqlite.facts import SQLiteFacts
 from madeleine.store.sqlite.graph import SQLiteGraph
 from madeleine.store.sqlite.imports import SQLiteImportLog
 from madeleine.store.sqlite.log import MAX_ATTEMPTS, LogTables, enqueue
+from madeleine.store.sqlite.short_term import SHORT_TERM_SCHEMA, SQLiteShortTerm
 from madeleine.store.sqlite.vault import VAULT_SCHEMA, SQLiteVault
 from madeleine.text.pii import tokens_in
 
@@ -76,7 +78,7 @@ class SQLiteStore(LogTables, EpisodeTables):
             else:
                 with self._db.write() as conn:
                     _migrate_ids(conn, schema)
-                script = "BEGIN IMMEDIATE;" + schema + VAULT_SCHEMA + "COMMIT;"
+                script = "BEGIN IMMEDIATE;" + schema + VAULT_SCHEMA + SHORT_TERM_SCHEMA + "COMMIT;"
                 self._db.get().executescript(script)
                 self.set_meta("schema_version", SCHEMA_VERSION)
         except (sqlite3.DatabaseError, StoreDamagedError) as exc:
@@ -90,6 +92,7 @@ class SQLiteStore(LogTables, EpisodeTables):
         self.facts: FactRepository = SQLiteFacts(self._db)
         self.graph: GraphRepository = SQLiteGraph(self._db)
         self.imports: ImportRepository = SQLiteImportLog(self._db)
+        self.short_term: ShortTermRepository = SQLiteShortTerm(self._db)
         self.vault: VaultRepository = SQLiteVault(
             self._db.get, VaultCipher(vault_key), self._db.write
         )
@@ -238,6 +241,7 @@ class SQLiteStore(LogTables, EpisodeTables):
             self.graph.forget_user(tx, user_id)
             self.imports.forget_user(tx, user_id)
             counts["vaulted_values"] = self.vault.forget_user(tx, user_id)
+            counts["short_term"] = self.short_term.forget_user(tx, user_id)
             purge_lexical_remnants(conn)
         self._db.get().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.vectors.forget(user_id)

@@ -1,0 +1,215 @@
+"""A typed agent state machine whose state is stored: idle → planning → executing →
+waiting_input → completed | failed, with validated transitions, per-state timeouts, a
+transition log, and snapshots that restore it elsewhere (another replica, after a crash)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from madeleine.errors import MadeleineError
+from madeleine.store.ports import ShortTermRepository
+from madeleine.store.records import AgentRecord, StaleStateError, TransitionRecord
+
+
+class AgentStatus(StrEnum):
+    IDLE = "idle"
+    PLANNING = "planning"
+    EXECUTING = "executing"
+    WAITING_INPUT = "waiting_input"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+ALLOWED: dict[AgentStatus, frozenset[AgentStatus]] = {
+    AgentStatus.IDLE: frozenset({AgentStatus.PLANNING, AgentStatus.EXECUTING, AgentStatus.FAILED}),
+    AgentStatus.PLANNING: frozenset(
+        {AgentStatus.EXECUTING, AgentStatus.WAITING_INPUT, AgentStatus.FAILED, AgentStatus.IDLE}
+    ),
+    AgentStatus.EXECUTING: frozenset(
+        {
+            AgentStatus.WAITING_INPUT,
+            AgentStatus.PLANNING,
+            AgentStatus.COMPLETED,
+            AgentStatus.FAILED,
+        }
+    ),
+    AgentStatus.WAITING_INPUT: frozenset(
+        {AgentStatus.PLANNING, AgentStatus.EXECUTING, AgentStatus.COMPLETED, AgentStatus.FAILED}
+    ),
+    AgentStatus.COMPLETED: frozenset({AgentStatus.IDLE}),
+    AgentStatus.FAILED: frozenset({AgentStatus.IDLE}),
+}
+TERMINAL = frozenset({AgentStatus.COMPLETED, AgentStatus.FAILED})
+
+
+class InvalidTransitionError(MadeleineError, ValueError):
+    """The state machine does not allow this move (the message lists the allowed ones)."""
+
+
+class ConcurrentUpdateError(MadeleineError):
+    """Another writer moved the agent since it was read: read it again, then decide."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentView:
+    agent_id: str
+    state: AgentStatus
+    data: dict[str, Any]
+    entered_at: float
+    version: int
+    deadline: float | None  # when the current state times out (None: never)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent_id": self.agent_id,
+            "state": str(self.state),
+            "data": self.data,
+            "entered_at": self.entered_at,
+            "version": self.version,
+            "deadline": self.deadline,
+            "allowed": sorted(str(s) for s in ALLOWED[self.state]),
+        }
+
+
+def status(value: object) -> AgentStatus:
+    try:
+        return AgentStatus(str(value))
+    except ValueError:
+        names = ", ".join(s.value for s in AgentStatus)
+        raise ValueError(f"unknown agent state {value!r}; states are {names}") from None
+
+
+class AgentState:
+    """One agent's state for one user. ``timeouts`` maps a state to the seconds it may
+    last; a state read past its deadline has moved to ``failed`` (logged as a timeout)."""
+
+    def __init__(
+        self,
+        repository: ShortTermRepository,
+        user_id: str,
+        agent_id: str,
+        *,
+        timeouts: Mapping[str, float] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._repository = repository
+        self.user_id = user_id
+        self.agent_id = agent_id
+        self._timeouts: dict[AgentStatus, float] = {}
+        for name, seconds in (timeouts or {}).items():
+            state = status(name)
+            if state in TERMINAL:
+                raise ValueError(f"{state} is final: it cannot time out")
+            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
+                raise ValueError(f"the timeout of {state} must be a positive number of seconds")
+            self._timeouts[state] = float(seconds)
+        self._clock = clock
+
+    def current(self) -> AgentView:
+        record = self._repository.agent(self.user_id, self.agent_id)
+        if record is None:
+            return self._view(AgentRecord(AgentStatus.IDLE, {}, 0.0, 0))
+        view = self._view(record)
+        if view.deadline is not None and self._clock() >= view.deadline:
+            seconds = self._timeouts[view.state]
+            reason = f"timed out in {view.state} after {seconds:g} s"
+            try:
+                return self._move(view, AgentStatus.FAILED, reason, view.data)
+            except ConcurrentUpdateError:
+                return self.current()
+        return view
+
+    @property
+    def state(self) -> AgentStatus:
+        return self.current().state
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.current().data
+
+    def transition(
+        self,
+        to: str,
+        *,
+        reason: str = "",
+        data: dict[str, Any] | None = None,
+        expected_version: int | None = None,
+    ) -> AgentView:
+        """Move to ``to`` if the machine allows it; ``data`` replaces the state's data
+        (None keeps it). With ``expected_version`` the move is refused if the agent moved
+        since that version was read."""
+        target = status(to)
+        if data is not None and not isinstance(data, dict):
+            raise TypeError(f"data must be a dict, got {type(data).__name__}")
+        if not isinstance(reason, str):
+            raise TypeError(f"reason must be a str, got {type(reason).__name__}")
+        view = self.current()
+        if expected_version is not None and expected_version != view.version:
+            raise ConcurrentUpdateError(
+                f"agent {self.agent_id!r} is at version {view.version}, not {expected_version}"
+            )
+        if target not in ALLOWED[view.state]:
+            allowed = ", ".join(sorted(ALLOWED[view.state]))
+            raise InvalidTransitionError(
+                f"agent {self.agent_id!r} cannot go from {view.state} to {target}; from "
+                f"{view.state} it can go to: {allowed}"
+            )
+        return self._move(view, target, reason, view.data if data is None else data)
+
+    def history(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The transition log, oldest first."""
+        rows = self._repository.transitions(self.user_id, self.agent_id, limit)
+        return [
+            {"from": r.from_state, "to": r.to_state, "reason": r.reason, "at": r.at} for r in rows
+        ]
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything needed to restore this agent elsewhere (JSON-ready)."""
+        view = self.current()
+        return {
+            "agent_id": self.agent_id,
+            "user_id": self.user_id,
+            "state": str(view.state),
+            "data": view.data,
+            "entered_at": view.entered_at,
+            "version": view.version,
+        }
+
+    def restore(self, snapshot: Mapping[str, Any]) -> AgentView:
+        """Set the state and data a snapshot holds (any state: a restore is not a move of
+        the machine), logged as a restore."""
+        if not isinstance(snapshot, Mapping) or "state" not in snapshot:
+            raise ValueError("a snapshot is a dict with at least 'state' (from snapshot())")
+        target = status(snapshot["state"])
+        data = snapshot.get("data") or {}
+        if not isinstance(data, dict):
+            raise TypeError("the snapshot's data must be a dict")
+        view = self.current()
+        reason = f"restored from a snapshot of version {snapshot.get('version', '?')}"
+        return self._move(view, target, reason, data)
+
+    def _move(
+        self, view: AgentView, target: AgentStatus, reason: str, data: dict[str, Any]
+    ) -> AgentView:
+        now = self._clock()
+        record = AgentRecord(str(target), data, now, view.version + 1)
+        log = TransitionRecord(
+            None if view.version == 0 else str(view.state), str(target), reason, now
+        )
+        try:
+            self._repository.move_agent(self.user_id, self.agent_id, view.version, record, log)
+        except StaleStateError as exc:
+            raise ConcurrentUpdateError(str(exc)) from exc
+        return self._view(record)
+
+    def _view(self, record: AgentRecord) -> AgentView:
+        state = status(record.state)
+        timeout = self._timeouts.get(state)
+        deadline = None if timeout is None or record.version == 0 else record.entered_at + timeout
+        return AgentView(
+            self.agent_id, state, record.data, record.entered_at, record.version, deadline
+        )
