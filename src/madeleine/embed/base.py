@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from concurrent.futures import Future
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +24,14 @@ class Embedder(Protocol):
     def embed_passages(self, texts: Sequence[str]) -> Vectors: ...
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors: ...
+
+
+@runtime_checkable
+class QueueingEmbedder(Protocol):
+    """An embedder that queues query embeddings itself (ahead of passages) and hands back a
+    future: concurrent searches then wait together in its queue instead of one by one."""
+
+    def submit_queries(self, texts: Sequence[str]) -> Future[Vectors]: ...
 
 
 def normalize_rows(vectors: npt.NDArray[np.floating]) -> Vectors:

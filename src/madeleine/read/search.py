@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.config import Settings
-from madeleine.embed.base import Embedder, Vectors
+from madeleine.embed.base import Embedder, QueueingEmbedder, Vectors
 from madeleine.read.blas import BlasThreads
 from madeleine.read.channels import (
     BM25Channel,
@@ -205,7 +205,10 @@ class Searcher:
             done: Future[Vectors] = Future()
             done.set_result(cached)
             return done
-        pending = self._embedding_pool.submit(self._embedder.embed_queries, [text])
+        if isinstance(self._embedder, QueueingEmbedder):  # concurrent searches queue together
+            pending = self._embedder.submit_queries([text])
+        else:
+            pending = self._embedding_pool.submit(self._embedder.embed_queries, [text])
 
         def keep(future: Future[Vectors]) -> None:
             if not future.cancelled() and future.exception() is None:
