@@ -129,3 +129,15 @@ def test_http_without_a_valid_key_is_401(mcp_http: _McpHttp) -> None:
     assert httpx.post(mcp_http.url, json=body, headers=accept).status_code == 401
     wrong = {**accept, "Authorization": "Bearer nope"}
     assert httpx.post(mcp_http.url, json=body, headers=wrong).status_code == 401
+
+
+def test_http_malformed_json_and_huge_bodies_are_refused(mcp_http: _McpHttp) -> None:
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "Authorization": "Bearer key-a",
+    }
+    malformed = httpx.post(mcp_http.url, content=b"{not json", headers=headers)
+    assert malformed.status_code == 400
+    huge = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "pad": "' + b"x" * 12_000_000 + b'"}'
+    assert httpx.post(mcp_http.url, content=huge, headers=headers).status_code == 413
