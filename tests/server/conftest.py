@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -28,15 +29,17 @@ def client(server_settings: ServerSettings) -> Iterator[TestClient]:
 
 
 class LiveServer:
-    """The app served by uvicorn on a free loopback port, in a thread of this process."""
+    """An ASGI app (default: the REST app over ``settings``) served by uvicorn on a free
+    loopback port, in a thread of this process."""
 
-    def __init__(self, settings: ServerSettings) -> None:
+    def __init__(self, settings: ServerSettings | None = None, app: Any = None) -> None:
         import threading
         import time
 
         import uvicorn
 
-        self.app = create_app(settings, embedder=HashingEmbedder())
+        assert (settings is None) != (app is None), "give the settings or an app"
+        self.app = app if app is not None else create_app(settings, embedder=HashingEmbedder())
         config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

@@ -6,23 +6,21 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from madeleine.config import Settings
-from madeleine.server.keys import KeyRing
+from madeleine.server.keys import key_ring
 from madeleine.server.mcp_server import KeyVerifier, build_mcp, tenant_memory
 from madeleine.server.tenants import Tenants
 from tests.fakes import HashingEmbedder
+from tests.server.conftest import LiveServer
 
 TOOLS = {"remember", "recall", "context", "profile", "forget"}
 
@@ -68,26 +66,15 @@ def test_stdio_with_the_sdk_client(tmp_path: Path) -> None:
 class _McpHttp:
     def __init__(self, data: Path) -> None:
         self.tenants = Tenants(data, Settings(), HashingEmbedder())
-        ring = KeyRing(data / "keys.db", {"key-a": "alpha", "key-b": "beta"})
+        ring = key_ring(data, {"key-a": "alpha", "key-b": "beta"})
         server = build_mcp(
             tenant_memory(self.tenants), "dev", port=0, token_verifier=KeyVerifier(ring)
         )
-        config = uvicorn.Config(
-            server.streamable_http_app(), host="127.0.0.1", port=0, log_level="warning"
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert time.monotonic() < deadline and self.thread.is_alive()
-            time.sleep(0.02)
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}/mcp"
+        self.live = LiveServer(app=server.streamable_http_app())
+        self.url = f"{self.live.url}/mcp"
 
     def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
+        self.live.stop()
         self.tenants.close()
 
 

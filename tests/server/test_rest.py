@@ -154,7 +154,7 @@ def test_rate_limit_gives_429_with_retry_after(server_settings: ServerSettings) 
 def test_stored_keys_work_and_stop_working_when_revoked(
     server_settings: ServerSettings,
 ) -> None:
-    from madeleine.server.app import key_ring
+    from madeleine.server.keys import key_ring
 
     ring = key_ring(server_settings.data)
     record, key = ring.create("gamma", "test")

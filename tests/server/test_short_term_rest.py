@@ -3,19 +3,13 @@ server."""
 
 from __future__ import annotations
 
-import json
-import os
 import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from madeleine import Client
+from madeleine.bench.serve import free_port, start_server
 from madeleine.shortterm.agent import ConcurrentUpdateError
 from tests.server.conftest import KEY_A, KEY_B, LiveServer
 
@@ -54,36 +48,9 @@ def test_agent_through_the_client(live: LiveServer) -> None:
         assert [h["to"] for h in agent.history()] == ["planning", "failed", "planning"]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _serve(data: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "MADELEINE_API_KEYS": json.dumps({KEY_A: "alpha"}),
-        "PYTHONPATH": str(Path.cwd() / "src"),
-    }
-    command = [sys.executable, "-m", "madeleine", "serve", "--data", str(data)]
-    process = subprocess.Popen([*command, "--port", str(port)], env=env, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return process
-        except httpx.TransportError:
-            time.sleep(0.2)
-        if process.poll() is not None:
-            raise RuntimeError(process.stderr.read().decode() if process.stderr else "died")
-    process.kill()
-    raise RuntimeError("madeleine serve did not start")
-
-
 def test_sessions_and_agents_survive_a_killed_server(tmp_path: Path) -> None:
-    data, port = tmp_path / "data", _free_port()
-    server = _serve(data, port)
+    data, port = tmp_path / "data", free_port()
+    server = start_server(data, port, {KEY_A: "alpha"})
     url = f"http://127.0.0.1:{port}"
     try:
         with Client(url, KEY_A) as client:
@@ -93,7 +60,7 @@ def test_sessions_and_agents_survive_a_killed_server(tmp_path: Path) -> None:
     finally:
         server.send_signal(signal.SIGKILL)
         server.wait(timeout=30)
-    server = _serve(data, port)
+    server = start_server(data, port, {KEY_A: "alpha"})
     try:
         with Client(url, KEY_A) as client:
             assert client.session("s", user_id="u1").messages()[0]["content"] == "keep this"

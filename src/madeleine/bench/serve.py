@@ -71,14 +71,17 @@ class ServeResult:
         )
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-def _start(data: Path, port: int, key: str, workers: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "MADELEINE_API_KEYS": json.dumps({key: "bench"})}
+def start_server(
+    data: Path, port: int, keys: dict[str, str], workers: int = 1
+) -> subprocess.Popen[bytes]:
+    """``madeleine serve`` over ``data`` with ``keys`` ({key: tenant}), once /health answers."""
+    env = {**os.environ, "MADELEINE_API_KEYS": json.dumps(keys)}
     command = [sys.executable, "-m", "madeleine", "serve", "--data", str(data)]
     command += ["--port", str(port), "--workers", str(workers)]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
@@ -181,10 +184,10 @@ def run_serve(
     for seed, person in enumerate(people):
         person.user_id = f"bench-user-{seed}"
     key = secrets.token_urlsafe(24)
-    port = _free_port()
+    port = free_port()
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="madeleine-serve-") as directory:
-        server = _start(Path(directory), port, key, workers)
+        server = start_server(Path(directory), port, {key: "bench"}, workers)
         try:
             result = ServeResult(seconds, clients, workers, write_share, 0)
 

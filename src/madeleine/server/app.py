@@ -24,10 +24,10 @@ from madeleine.api import Memory
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
 from madeleine.embed.factory import load_embedder
-from madeleine.records import AddResult, Context, Hit
+from madeleine.records import AddResult, Context
 from madeleine.server import errors
 from madeleine.server.errors import ApiError
-from madeleine.server.keys import KeyRing, digest
+from madeleine.server.keys import KeyRing, digest, key_ring
 from madeleine.server.limits import BodyLimit, JsonBodies, RateLimiter
 from madeleine.server.metrics import Metrics, MetricsMiddleware
 from madeleine.server.schemas import (
@@ -62,10 +62,6 @@ class ServerSettings(BaseSettings):
     rate_limit: float = 0.0
     rate_burst: int | None = None
     agent_timeouts: dict[str, float] = {}  # seconds per agent state, for every agent
-
-
-def key_ring(data: Path, env_keys: dict[str, str] | None = None) -> KeyRing:
-    return KeyRing(data / "keys.db", env_keys)
 
 
 class _Auth:
@@ -130,17 +126,13 @@ Tenant = Annotated[Memory, Depends(_tenant_memory)]
 UserId = Annotated[str, Query(description="the user the memories belong to")]
 
 
-def hit_json(hit: Hit) -> dict[str, Any]:
-    return hit.to_dict()
-
-
 def context_json(context: Context) -> dict[str, Any]:
     return {
         "text": context.text,
         "tokens": context.tokens,
         "budget_tokens": context.budget_tokens,
-        "items": [hit_json(h) for h in context.items],
-        "window": [hit_json(h) for h in context.window],
+        "items": [h.to_dict() for h in context.items],
+        "window": [h.to_dict() for h in context.window],
     }
 
 
@@ -241,7 +233,7 @@ def create_app(
             as_of=body.as_of,
             include_history=body.include_history,
         )
-        return {"hits": [hit_json(h) for h in hits]}
+        return {"hits": [h.to_dict() for h in hits]}
 
     @app.post("/v1/context", tags=["read"])
     def context(body: ContextBody, memory: Tenant) -> dict[str, Any]:

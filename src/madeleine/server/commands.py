@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from madeleine.server.keys import KeyRing
+from madeleine.server.keys import KeyRing, key_ring
 
 
 def register(commands: Any) -> list[Any]:
@@ -60,7 +60,7 @@ def register(commands: Any) -> list[Any]:
 
 
 def _ring(args: argparse.Namespace) -> KeyRing:
-    return KeyRing(Path(args.data) / "keys.db")
+    return key_ring(Path(args.data))
 
 
 def _cmd_keys_create(args: argparse.Namespace) -> int:
@@ -130,7 +130,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     from madeleine.api import Memory
     from madeleine.config import Settings
     from madeleine.embed.factory import load_embedder
-    from madeleine.server.app import ServerSettings, key_ring
+    from madeleine.server.app import ServerSettings
     from madeleine.server.mcp_server import KeyVerifier, build_mcp, default_user, tenant_memory
     from madeleine.server.tenants import Tenants
 

@@ -40,6 +40,11 @@ def require_tenant(tenant: object) -> str:
     return tenant
 
 
+def key_ring(data: Path, env_keys: Mapping[str, str] | None = None) -> KeyRing:
+    """The key ring of a server data directory (its ``keys.db``)."""
+    return KeyRing(data / "keys.db", env_keys)
+
+
 def digest(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
