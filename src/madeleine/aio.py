@@ -18,6 +18,9 @@ from madeleine.embed.base import Embedder
 from madeleine.facts.cards import Card
 from madeleine.facts.checks import Check
 from madeleine.importers.runner import ImportReport
+from madeleine.kb.ask import Answer
+from madeleine.kb.collection import KnowledgeBase
+from madeleine.kb.records import CollectionInfo, KBHit, Principal
 from madeleine.read.request import TimeBound
 from madeleine.records import AddResult, Context, Hit
 from madeleine.shortterm.agent import AgentState
@@ -144,6 +147,9 @@ class AsyncMemory:
         window: int = 1,
         as_of: TimeBound = None,
         include_history: bool = False,
+        principal: Principal | None = None,
+        collections: Sequence[str] | None = None,
+        kb: bool = True,
     ) -> Context:
         return await asyncio.to_thread(
             self._memory.context,
@@ -158,6 +164,59 @@ class AsyncMemory:
             window=window,
             as_of=as_of,
             include_history=include_history,
+            principal=principal,
+            collections=collections,
+            kb=kb,
+        )
+
+    async def kb(self, name: str, *, description: str | None = None) -> KnowledgeBase:
+        """The collection handle (its methods are synchronous: run bulk loads in a thread)."""
+        return await asyncio.to_thread(self._memory.kb, name, description=description)
+
+    async def collections(self) -> list[CollectionInfo]:
+        return await asyncio.to_thread(self._memory.collections)
+
+    async def delete_collection(self, name: str) -> int:
+        return await asyncio.to_thread(self._memory.delete_collection, name)
+
+    async def search_kb(
+        self,
+        query: str,
+        *,
+        principal: Principal | None = None,
+        collections: Sequence[str] | None = None,
+        limit: int = 10,
+        as_of: TimeBound = None,
+        channels: Sequence[str] | None = None,
+        decompose: bool = True,
+    ) -> list[KBHit]:
+        return await asyncio.to_thread(
+            self._memory.search_kb,
+            query,
+            principal=principal,
+            collections=collections,
+            limit=limit,
+            as_of=as_of,
+            channels=channels,
+            decompose=decompose,
+        )
+
+    async def ask(
+        self,
+        question: str,
+        *,
+        user_id: str,
+        principal: Principal | None = None,
+        collections: Sequence[str] | None = None,
+        max_steps: int | None = None,
+    ) -> Answer:
+        return await asyncio.to_thread(
+            self._memory.ask,
+            question,
+            user_id=user_id,
+            principal=principal,
+            collections=collections,
+            max_steps=max_steps,
         )
 
     async def facts(

@@ -20,6 +20,12 @@ from madeleine.errors import StoreClosedError
 from madeleine.facts.cards import Card
 from madeleine.facts.checks import Check
 from madeleine.importers.runner import ImportReport, import_chatgpt, import_claude_code
+from madeleine.kb.ask import Answer, run_ask
+from madeleine.kb.clarify import find_clarifications
+from madeleine.kb.collection import KnowledgeBase, require_collection_name
+from madeleine.kb.context import kb_section
+from madeleine.kb.records import CollectionInfo, KBHit, Principal
+from madeleine.kb.search import KBRequest, validate_channels
 from madeleine.read.context import validate_budget
 from madeleine.read.request import (
     SearchRequest,
@@ -174,18 +180,53 @@ class Memory:
         window: int = 1,
         as_of: TimeBound = None,
         include_history: bool = False,
+        principal: Principal | None = None,
+        collections: Sequence[str] | None = None,
+        kb: bool = True,
     ) -> Context:
         """The most relevant memories as a text block of at most ``budget_tokens`` tokens:
         alerts and the facts that bear on the query first, then turns in sections per session;
         ``window`` neighbouring turns on each side of a hit are added while budget remains
-        (0: hits only)."""
+        (0: hits only). When the knowledge base holds documents ``principal`` may read (and
+        ``kb`` is True), a reference-documents section follows, within
+        ``settings.kb.context_share`` of the budget (all of it when no memory matches).
+        ``context.clarify`` lists choices the question leaves open ("my car" of a user with
+        two cars)."""
         validate_budget(budget_tokens, window)
+        if not isinstance(kb, bool):
+            raise TypeError(f"kb must be a bool, got {type(kb).__name__}")
         engine = self._open()
         request = self._request(
             query, user_id, limit, channels, time_range, stages, now, as_of, include_history
         )
         hits = self._search(engine, request)
-        return engine.contexts.build(request, hits, budget_tokens, window)
+        kb_hits: list[KBHit] = []
+        if kb and engine.knowledge.index().size:
+            kb_hits = self.search_kb(
+                query, principal=principal, collections=collections, limit=10, as_of=as_of
+            )
+        memory_budget = budget_tokens
+        if kb_hits and hits:
+            memory_budget = max(1, int(budget_tokens * (1 - self.settings.kb.context_share)))
+        context = (
+            engine.contexts.build(request, hits, memory_budget, window)
+            if hits or not kb_hits
+            else Context(text="", items=[], tokens=0, budget_tokens=budget_tokens)
+        )
+        context.budget_tokens = budget_tokens
+        if kb_hits:
+            separator = 2 if context.text else 0
+            text, packed, _ = kb_section(
+                kb_hits, budget_tokens - context.tokens - separator, engine.tokens
+            )
+            if text:
+                context.text = f"{context.text}\n\n{text}" if context.text else text
+                context.tokens = engine.tokens(context.text)
+                context.kb_items = packed
+        context.clarify = find_clarifications(
+            request.query, request.user_id, engine.store.facts, hits, engine.analyzer
+        )
+        return context
 
     def facts(
         self,
@@ -263,6 +304,86 @@ class Memory:
             if node["type"] in ("passage", "fact"):
                 node["label"] = engine.restorer.text(user_id, node["label"])
         return view
+
+    # -- knowledge base -------------------------------------------------------------------------
+
+    def kb(self, name: str, *, description: str | None = None) -> KnowledgeBase:
+        """A knowledge-base collection (created on first use). ``description`` says what it
+        holds; routing compares questions with it, so nobody has to pick a collection."""
+        engine = self._open()
+        require_collection_name(name)
+        if description is not None and not isinstance(description, str):
+            raise TypeError(f"description must be a str, got {type(description).__name__}")
+        known = {c.name: c for c in engine.store.kb.collections()}
+        if name not in known or (
+            description is not None and known[name].description != description
+        ):
+            engine.store.kb.ensure_collection(name, description)
+        return KnowledgeBase(name, engine.store.kb, engine.documents, engine.kb_changed)
+
+    def collections(self) -> list[CollectionInfo]:
+        """Every knowledge-base collection with its description, counts and L0/L1 abstracts."""
+        return self._open().store.kb.collections()
+
+    def delete_collection(self, name: str) -> int:
+        """Remove a collection and all its documents; how many documents were removed."""
+        return self._open().store.kb.delete_collection(require_collection_name(name))
+
+    def search_kb(
+        self,
+        query: str,
+        *,
+        principal: Principal | None = None,
+        collections: Sequence[str] | None = None,
+        limit: int = 10,
+        as_of: TimeBound = None,
+        channels: Sequence[str] | None = None,
+        decompose: bool = True,
+    ) -> list[KBHit]:
+        """Chunks of the knowledge base that answer ``query``, best first. Only what
+        ``principal`` may read is ever a candidate (``None``: public documents only); only
+        versions in effect now (or at ``as_of``) count. ``collections=None`` searches every
+        readable collection, weighted by how well each fits the question; a question with
+        several parts is searched part by part."""
+        engine = self._open()
+        request = KBRequest(
+            query=_require_query(query),
+            principal=_require_principal(principal),
+            collections=_require_collections(collections),
+            limit=require_limit(limit, "limit", 1000),
+            moment=time.time() if as_of is None else epoch_of(as_of, "as_of"),
+            channels=validate_channels(channels),
+            decompose=bool(decompose),
+        )
+        return engine.knowledge.search(request)
+
+    def ask(
+        self,
+        question: str,
+        *,
+        user_id: str,
+        principal: Principal | None = None,
+        collections: Sequence[str] | None = None,
+        max_steps: int | None = None,
+    ) -> Answer:
+        """Answer a question with the configured LLM calling tools (``search_memory``,
+        ``search_kb``, ``get_profile``) for at most ``max_steps`` steps, citing the chunk and
+        memory ids it used. Without an LLM, the answer carries the routed evidence and says
+        that no LLM is configured."""
+        self._open()
+        require_id(user_id, "user_id")
+        steps = self.settings.kb.ask_steps if max_steps is None else max_steps
+        if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= 20:
+            raise ValueError(f"max_steps must be an int from 1 to 20, got {steps!r}")
+        return run_ask(
+            self,
+            self.settings.llm,
+            _require_query(question),
+            user_id=user_id,
+            principal=_require_principal(principal),
+            collections=_require_collections(collections),
+            max_steps=steps,
+        )
 
     # -- short-term memory ------------------------------------------------------------------------
 
@@ -476,3 +597,30 @@ class Memory:
         if not engine.store.has_user(request.user_id):
             return []
         return engine.restorer.hits(request.user_id, engine.searcher.search(request))
+
+
+def _require_query(query: object) -> str:
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a str, got {type(query).__name__}")
+    if not query.strip():
+        raise ValueError("query must not be empty")
+    if len(query) > 10_000:
+        raise ValueError(f"query has {len(query):,} characters; the limit is 10,000")
+    return query
+
+
+def _require_principal(principal: object) -> Principal | None:
+    if principal is None or isinstance(principal, Principal):
+        return principal
+    raise TypeError(
+        "principal must be a Principal(user_id=..., groups=[...]) or None, got "
+        f"{type(principal).__name__}"
+    )
+
+
+def _require_collections(collections: object) -> tuple[str, ...] | None:
+    if collections is None:
+        return None
+    if isinstance(collections, str) or not isinstance(collections, Sequence):
+        raise TypeError("collections must be a list of collection names or None")
+    return tuple(require_collection_name(c) for c in collections)

@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from madeleine.api import Memory
 from madeleine.errors import MadeleineError
+from madeleine.kb import commands as kb_commands
 from madeleine.server import commands as server_commands
 
 _ADD_CHUNK = 500
@@ -143,6 +144,7 @@ def _parser() -> argparse.ArgumentParser:
     gpt.set_defaults(handler=_cmd_import_chatgpt)
 
     server_groups = server_commands.register(commands)
+    kb_group = kb_commands.register(commands, _open, _progress_bars)
 
     quickstart = commands.add_parser("quickstart", help="a one-minute tour on a sample chat")
     quickstart.set_defaults(handler=_cmd_quickstart)
@@ -237,6 +239,17 @@ def _parser() -> argparse.ArgumentParser:
     serve_bench.add_argument("--workers", type=int, default=1, help="server processes")
     serve_bench.set_defaults(handler=_cmd_bench_serve)
 
+    kb_bench = suites.add_parser("kb", help="knowledge-base retrieval benchmarks")
+    kb_suites = kb_bench.add_subparsers(title="datasets", metavar="DATASET")
+    korquad = kb_suites.add_parser(
+        "korquad",
+        help="KorQuAD v1: each paragraph a document, each question must find its paragraph",
+    )
+    korquad.add_argument("path", type=Path, help="KorQuAD v1 JSON (SQuAD layout)")
+    korquad.add_argument("--questions", type=int, help="only the first N questions")
+    korquad.add_argument("--workdir", type=Path, help="keep the store here (default: temporary)")
+    korquad.set_defaults(handler=_cmd_bench_kb_korquad)
+
     tokens = suites.add_parser(
         "tokens", help="the offline token estimate against cl100k and o200k (needs bpe-openai)"
     )
@@ -292,7 +305,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     truth.set_defaults(handler=_cmd_bench_truth)
     context_bench.set_defaults(handler=_cmd_bench_context)
-    for group in (commands, vault_commands, sources, *server_groups):
+    for group in (commands, vault_commands, sources, kb_group, *server_groups):
         for command in group.choices.values():
             # also accepted after the command name; the value before it is the default
             command.add_argument("--data", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -678,6 +691,24 @@ def _cmd_bench_serve(args: argparse.Namespace) -> int:
         )
     print(result.table())
     return 0 if not result.errors else 1
+
+
+def _cmd_bench_kb_korquad(args: argparse.Namespace) -> int:
+    from madeleine.bench.kb import load_korquad, run_korquad
+
+    documents, questions = load_korquad(args.path)
+    asked = min(len(questions), args.questions or len(questions))
+    totals = {
+        "ingest": (len(documents), "doc"),
+        "embed": (None, "chunk"),
+        "search": (asked * 5, "query"),
+    }
+    with _progress_bars(totals) as progress:
+        result = run_korquad(
+            args.path, limit_questions=args.questions, workdir=args.workdir, progress=progress
+        )
+    print(result.table())
+    return 0
 
 
 def _cmd_bench_tokens(args: argparse.Namespace) -> int:

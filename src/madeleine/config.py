@@ -331,6 +331,46 @@ class LLMSettings(BaseModel):
     )
 
 
+_SOURCE_WEIGHTS = {"official": 1.0, "faq": 1.0, "manual": 0.95, "web": 0.85, "forum": 0.75}
+
+
+class KBSettings(BaseModel):
+    """The knowledge base: chunking, fusion of its channels, governance-aware ranking."""
+
+    model_config = _Group
+
+    chunker: Literal["recursive", "fixed", "semantic"] = Field(
+        default="recursive", description="how documents are cut: 'recursive', 'fixed', 'semantic'"
+    )
+    chunk_tokens: int = Field(default=384, ge=16, description="largest chunk, in tokens")
+    chunk_overlap: int = Field(default=32, ge=0, description="overlap of the fixed chunker")
+    dense_weight: float = Field(
+        default=0.3, ge=0, le=1, description="share of the dense channel in KB fusion"
+    )
+    bm25_k1: float = Field(default=1.2, gt=0, description="BM25 term saturation for KB chunks")
+    bm25_b: float = Field(default=0.75, ge=0, le=1, description="BM25 length normalization")
+    source_weights: Annotated[dict[str, float], BeforeValidator(_json_object)] = Field(
+        default_factory=lambda: dict(_SOURCE_WEIGHTS),
+        description="score factor per source type; unknown types get 'other' (default 0.9)",
+    )
+    faq_boost: float = Field(
+        default=1.1, ge=1, description="factor for an FAQ chunk when the query is a question"
+    )
+    route_weight: float = Field(
+        default=0.3,
+        ge=0,
+        le=1,
+        description="how much a collection's fit to the query (routing) scales its chunks",
+    )
+    context_share: float = Field(
+        default=0.4, gt=0, lt=1, description="share of a context budget given to KB chunks"
+    )
+    llm_prefix: bool = Field(
+        default=True, description="with an LLM configured, let it write each chunk's prefix"
+    )
+    ask_steps: int = Field(default=4, ge=1, le=20, description="most tool calls mem.ask makes")
+
+
 class PIISettings(BaseModel):
     """What happens to personal data before it is stored."""
 
@@ -363,6 +403,7 @@ GROUPS: dict[str, type[BaseModel]] = {
     "facts": FactsSettings,
     "rerank": RerankSettings,
     "llm": LLMSettings,
+    "kb": KBSettings,
     "pii": PIISettings,
 }
 
@@ -421,6 +462,18 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
     "llm_timeout_seconds": ("llm", "timeout_seconds"),
     "llm_max_retries": ("llm", "max_retries"),
     "llm_window_messages": ("llm", "window_messages"),
+    "kb_chunker": ("kb", "chunker"),
+    "kb_chunk_tokens": ("kb", "chunk_tokens"),
+    "kb_chunk_overlap": ("kb", "chunk_overlap"),
+    "kb_dense_weight": ("kb", "dense_weight"),
+    "kb_bm25_k1": ("kb", "bm25_k1"),
+    "kb_bm25_b": ("kb", "bm25_b"),
+    "kb_source_weights": ("kb", "source_weights"),
+    "kb_faq_boost": ("kb", "faq_boost"),
+    "kb_route_weight": ("kb", "route_weight"),
+    "kb_context_share": ("kb", "context_share"),
+    "kb_llm_prefix": ("kb", "llm_prefix"),
+    "kb_ask_steps": ("kb", "ask_steps"),
     "pii_policy": ("pii", "policy"),
     "vault_key": ("pii", "vault_key"),
 }
@@ -562,6 +615,7 @@ class Settings(BaseSettings):
     facts: FactsSettings = _group(FactsSettings)
     rerank: RerankSettings = _group(RerankSettings)
     llm: LLMSettings = _group(LLMSettings)
+    kb: KBSettings = _group(KBSettings)
     pii: PIISettings = _group(PIISettings)
 
     def __init__(self, **values: Any) -> None:

@@ -18,6 +18,9 @@ from madeleine.facts.checks import BUILT_IN_CHECKS, Check
 from madeleine.facts.factory import build_extractor, build_judge, build_llm
 from madeleine.graph.entities import EntityExtractor
 from madeleine.graph.llm_entities import LLMEntityExtractor
+from madeleine.kb.collection import DocumentPreparer
+from madeleine.kb.indexer import KnowledgeIndexer
+from madeleine.kb.search import KnowledgeSearcher
 from madeleine.llm.client import LLM
 from madeleine.read.context import ContextBuilder
 from madeleine.read.dense import DenseIndex
@@ -57,6 +60,12 @@ class Engine:
     restorer: Restorer
     llm: LLM | None
     tokens: TokenCounter
+    knowledge: KnowledgeSearcher
+    documents: DocumentPreparer
+
+    def kb_changed(self) -> None:
+        """A document was stored: wake the indexer to embed its chunks."""
+        self.intake.changed()
 
     def delete(self, memory_id: str, user_id: str) -> bool:
         """A hit's ``ep_…``, a fact's ``fact_…`` (its source messages) or a message's
@@ -100,7 +109,7 @@ class Engine:
         else:
             if not self.store.read_only:
                 self.indexer.drain()
-            if self.store.pending_jobs():
+            if self.indexer.pending():
                 return False
         failed = self.store.failed_jobs()
         if failed:
@@ -226,6 +235,7 @@ def build_engine(
     )
     if not store.read_only:
         indexer.followers.append(searcher.follow)
+    indexer.kb = KnowledgeIndexer(store.kb, model)
     restorer = Restorer(store.vault)
     tokens = token_counter or token_estimator(settings.limits.tokenizer)
     return Engine(
@@ -247,6 +257,15 @@ def build_engine(
         restorer=restorer,
         llm=llm,
         tokens=tokens,
+        knowledge=KnowledgeSearcher(
+            store.kb,
+            analyzer,
+            searcher.query_vector,
+            model.dim,
+            model.similarity_range,
+            settings.kb,
+        ),
+        documents=DocumentPreparer(analyzer, tokens, settings.kb, model),
     )
 
 

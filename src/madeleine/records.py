@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from madeleine.read.explain import Explain, HitKind
+
+if TYPE_CHECKING:
+    from madeleine.kb.clarify import Clarification
+    from madeleine.kb.records import KBHit
 
 
 @dataclass(slots=True)
@@ -42,7 +46,8 @@ class Context:
     """What ``Memory.context`` hands an agent: packed text within a token budget.
 
     ``items`` are the packed search hits, most relevant first; ``window`` the neighbouring
-    turns packed with them for context.
+    turns packed with them for context; ``kb_items`` the knowledge-base chunks packed;
+    ``clarify`` the choices the question leaves open (ask the user before acting).
     """
 
     text: str
@@ -50,6 +55,8 @@ class Context:
     tokens: int
     budget_tokens: int
     window: list[Hit] = field(default_factory=list)
+    kb_items: list[KBHit] = field(default_factory=list)
+    clarify: list[Clarification] = field(default_factory=list)
 
     def __str__(self) -> str:
         return self.text

@@ -81,3 +81,9 @@ class Explain(TypedDict, total=False):
     fact: FactEntry
     fact_weight: float
     window_of: str
+    # knowledge-base hits
+    route: dict[str, Any]  # the collection's affinity to the query and the factor it gave
+    source: dict[str, Any]  # source type, its weight, an FAQ boost
+    subquery: str  # the part of a multi-part question that found the chunk
+    injection: list[str]  # instruction-like passages found in the chunk (it stays data)
+    validity: dict[str, Any]  # the version and the time span it holds for

@@ -178,7 +178,7 @@ class Searcher:
         text = rewrite(request.query, names)
         vector = None
         if any(self._wants_vector(c) for c in passage) or (merged and not passage):
-            vector = self._query_vector(text)
+            vector = self.query_vector(text)
         query = Query(
             request=request,
             analysis=analyze_query(text, self._analyzer, request.query, names),
@@ -197,7 +197,7 @@ class Searcher:
             vector.cancel()
         return hits
 
-    def _query_vector(self, text: str) -> Future[Vectors]:
+    def query_vector(self, text: str) -> Future[Vectors]:
         """The query's embedding: from the cache of recent queries, or computed on the
         embedding thread while this one goes on."""
         cached = self._recent_vectors.get(text)

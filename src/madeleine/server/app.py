@@ -27,6 +27,7 @@ from madeleine.embed.factory import load_embedder
 from madeleine.records import AddResult, Context
 from madeleine.server import errors
 from madeleine.server.errors import ApiError
+from madeleine.server.kb_routes import kb_router, principal_of
 from madeleine.server.keys import KeyRing, digest, key_ring
 from madeleine.server.limits import BodyLimit, JsonBodies, RateLimiter
 from madeleine.server.metrics import Metrics, MetricsMiddleware
@@ -133,6 +134,8 @@ def context_json(context: Context) -> dict[str, Any]:
         "budget_tokens": context.budget_tokens,
         "items": [h.to_dict() for h in context.items],
         "window": [h.to_dict() for h in context.window],
+        "kb_items": [h.to_dict() for h in context.kb_items],
+        "clarify": [c.to_dict() for c in context.clarify],
     }
 
 
@@ -185,6 +188,8 @@ def create_app(
     app.add_middleware(JsonBodies)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     app.add_middleware(BodyLimit, max_bytes=server.max_body_bytes)
+
+    app.include_router(kb_router(Tenant))
 
     @app.get("/health", tags=["operations"])
     def health() -> dict[str, Any]:
@@ -249,6 +254,9 @@ def create_app(
             window=body.window,
             as_of=body.as_of,
             include_history=body.include_history,
+            principal=principal_of(body.principal),
+            collections=body.collections,
+            kb=body.kb,
         )
         return context_json(found)
 

@@ -131,13 +131,19 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     from madeleine.config import Settings
     from madeleine.embed.factory import load_embedder
     from madeleine.server.app import ServerSettings
-    from madeleine.server.mcp_server import KeyVerifier, build_mcp, default_user, tenant_memory
+    from madeleine.server.mcp_server import (
+        KeyVerifier,
+        build_mcp,
+        default_groups,
+        default_user,
+        tenant_memory,
+    )
     from madeleine.server.tenants import Tenants
 
     data = Path(args.data)
     if args.transport == "stdio":
         with Memory(data) as memory:
-            build_mcp(lambda: memory, default_user()).run("stdio")
+            build_mcp(lambda: memory, default_user(), groups=default_groups()).run("stdio")
         return 0
     settings = Settings.from_env(dict(os.environ))
     tenants = Tenants(data, settings, load_embedder(settings.embed.model))
@@ -146,6 +152,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         server = build_mcp(
             tenant_memory(tenants),
             default_user(),
+            groups=default_groups(),
             host=args.host,
             port=args.port,
             token_verifier=KeyVerifier(ring),

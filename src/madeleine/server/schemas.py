@@ -58,6 +58,9 @@ class ContextBody(SearchBody):
     limit: int = 50
     budget_tokens: int = 2000
     window: int = 1
+    principal: PrincipalBody | None = None
+    collections: list[StrictStr] | None = None
+    kb: StrictBool = True
 
 
 class UserBody(_Body):
@@ -82,3 +85,58 @@ class TransitionBody(_Body):
 class RestoreBody(_Body):
     user_id: StrictStr
     snapshot: dict[str, Any]
+
+
+class PrincipalBody(_Body):
+    """Who the search runs for, as the calling application has authenticated them."""
+
+    user_id: StrictStr | None = None
+    groups: list[StrictStr] = Field(default_factory=list)
+
+
+class CollectionBody(_Body):
+    description: StrictStr
+
+
+class DocumentBody(_Body):
+    text: StrictStr = Field(description="the document: plain text, Markdown or HTML")
+    doc_id: StrictStr | None = None
+    title: StrictStr | None = None
+    source_type: StrictStr = "official"
+    acl: list[StrictStr] | None = None
+    effective_from: Moment = None
+    expires_at: Moment = None
+    metadata: dict[str, Any] | None = None
+    format: StrictStr | None = Field(None, description="'text', 'markdown' or 'html' (sniffed)")
+    description: StrictStr | None = Field(None, description="sets the collection's description")
+
+
+class DocumentUpdateBody(_Body):
+    text: StrictStr | None = None
+    title: StrictStr | None = None
+    source_type: StrictStr | None = None
+    acl: list[StrictStr] | None = None
+    effective_from: Moment = None
+    expires_at: Moment = None
+    metadata: dict[str, Any] | None = None
+    format: StrictStr | None = None
+
+
+class KBSearchBody(_Body):
+    query: StrictStr
+    principal: PrincipalBody | None = None
+    collections: list[StrictStr] | None = None
+    limit: int = 10
+    as_of: Moment = None
+    channels: list[StrictStr] | None = None
+
+
+class AskBody(_Body):
+    question: StrictStr
+    user_id: StrictStr
+    principal: PrincipalBody | None = None
+    collections: list[StrictStr] | None = None
+    max_steps: int | None = None
+
+
+ContextBody.model_rebuild()

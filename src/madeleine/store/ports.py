@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.facts.cards import CardDraft
+from madeleine.kb.records import CollectionInfo, KBSnapshot, NewVersion, VersionInfo
 from madeleine.store.crypto import VaultEntry
 from madeleine.store.records import (
     AgentRecord,
@@ -381,6 +382,49 @@ class ImportRepository(Protocol):
         ...
 
 
+class KnowledgeRepository(Protocol):
+    """The tenant's knowledge base: collections, versioned documents, chunks to embed, and
+    one consistent snapshot for the in-memory index (``generation`` says when to reload)."""
+
+    def ensure_collection(self, name: str, description: str | None) -> None: ...
+
+    def collections(self) -> list[CollectionInfo]: ...
+
+    def delete_collection(self, name: str) -> int: ...
+
+    def stale_profiles(self) -> list[tuple[str, str, list[tuple[str, str]]]]: ...
+
+    def set_profile(
+        self, name: str, l0: str, l1: str, profile: str, vector: np.ndarray[Any, Any]
+    ) -> None: ...
+
+    def add_version(self, version: NewVersion) -> VersionInfo: ...
+
+    def versions(self, collection: str, doc_id: str) -> list[VersionInfo]: ...
+
+    def documents(self, collection: str) -> list[VersionInfo]: ...
+
+    def version_text(self, collection: str, doc_id: str, number: int) -> str: ...
+
+    def delete_document(self, collection: str, doc_id: str) -> bool: ...
+
+    def pending(self, limit: int) -> list[tuple[int, str]]: ...
+
+    def pending_count(self) -> int: ...
+
+    def set_vectors(self, vectors: Sequence[tuple[int, np.ndarray[Any, Any]]]) -> None: ...
+
+    def reset_vectors(self) -> None: ...
+
+    def generation(self) -> int: ...
+
+    def snapshot(self, dim: int) -> KBSnapshot: ...
+
+    def chunks(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, str, tuple[str, ...]]]: ...
+
+    def counts(self) -> dict[str, int]: ...
+
+
 class Store(EventLog, Outbox, EpisodeIndex, Protocol):
     """A whole backend: the log, the outbox and the episode index, plus its repositories."""
 
@@ -389,6 +433,7 @@ class Store(EventLog, Outbox, EpisodeIndex, Protocol):
     vault: VaultRepository
     imports: ImportRepository
     short_term: ShortTermRepository
+    kb: KnowledgeRepository
     vectors: VectorIndex
     read_only: bool  # opened for reads only: writes raise StoreReadOnlyError
 

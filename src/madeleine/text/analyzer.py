@@ -59,10 +59,14 @@ class MultilingualAnalyzer:
 
     name = "multi-v2"  # v2: Latin words inside Korean text are also indexed whole
 
-    def __init__(self) -> None:
+    def __init__(self, morphology: bool = True) -> None:
+        """``morphology=False`` indexes Korean by character bigrams even where MeCab-ko is
+        installed (the benchmarks' "without morphology" row)."""
         self._local = threading.local()
-        self._mecab_available = _mecab_importable()
-        if not self._mecab_available:
+        self._mecab_available = morphology and _mecab_importable()
+        if not morphology:
+            self.name = "multi-v2-bigram"
+        elif not self._mecab_available:
             log.warning(
                 "mecab-ko is not installed: Korean text is indexed by character bigrams, "
                 "which is less precise (pip install mecab-ko)"

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from madeleine.embed.base import Embedder
+from madeleine.kb.indexer import KnowledgeIndexer
 from madeleine.store.ports import EventLog, Outbox
 from madeleine.store.records import EpisodeRow, IndexJob, StoredEvent, Transaction
 from madeleine.text.analyzer import Analyzer
@@ -53,6 +54,8 @@ class Indexer:
         # searcher's dense index follows them, so a large user's ANN grows with the ingest
         # instead of being built by the first search)
         self.followers: list[Callable[[set[str]], None]] = []
+        # the knowledge base's embedding, run when the outbox is empty
+        self.kb: KnowledgeIndexer | None = None
         self._touched: set[str] = set()
         # seconds spent per step since this indexer started: what facts cost at ingest
         self.seconds: dict[str, float] = {
@@ -66,7 +69,7 @@ class Indexer:
         """Index one batch of claimed jobs; return how many jobs were claimed (0 = idle)."""
         jobs = self.store.claim_jobs(self.worker_id, self.batch_size, self.lease_seconds)
         if not jobs:
-            return 0
+            return 0 if self.kb is None else self.kb.run_batch()
         with _Heartbeat(self.store, jobs, self.worker_id, self.lease_seconds):
             self._index(jobs)
         return len(jobs)
@@ -103,6 +106,10 @@ class Indexer:
             log.exception("indexing a batch of %d jobs failed; they will be retried", len(jobs))
             for job in jobs:
                 self.store.fail_job(job, self.worker_id, f"{type(exc).__name__}: {exc}")
+
+    def pending(self) -> int:
+        """Work left: queued messages and knowledge-base chunks still to embed."""
+        return self.store.pending_jobs() + (0 if self.kb is None else self.kb.pending())
 
     def drain(self, progress: Callable[[int], None] | None = None) -> int:
         total = 0
@@ -219,8 +226,11 @@ class BackgroundWorker:
         while True:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             if self._idle.wait(timeout=0.05 if remaining is None else min(0.05, remaining)):
-                if self._indexer.store.pending_jobs() == 0:
+                if self._indexer.pending() == 0:
                     return True
+                kb = self._indexer.kb
+                if kb is not None and kb.error is not None:
+                    return False  # the knowledge base cannot be embedded now: say so
                 self.notify()
             if deadline is not None and time.monotonic() >= deadline:
                 return False

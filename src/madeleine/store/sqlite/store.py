@@ -19,6 +19,7 @@ from madeleine.store.ports import (
     FactRepository,
     GraphRepository,
     ImportRepository,
+    KnowledgeRepository,
     ShortTermRepository,
     VaultRepository,
     VectorIndex,
@@ -35,6 +36,7 @@ from madeleine.store.sqlite.episodes import (
 from madeleine.store.sqlite.facts import SQLiteFacts
 from madeleine.store.sqlite.graph import SQLiteGraph
 from madeleine.store.sqlite.imports import SQLiteImportLog
+from madeleine.store.sqlite.kb import KB_SCHEMA, SQLiteKnowledge
 from madeleine.store.sqlite.log import MAX_ATTEMPTS, LogTables, enqueue
 from madeleine.store.sqlite.short_term import SHORT_TERM_SCHEMA, SQLiteShortTerm
 from madeleine.store.sqlite.vault import VAULT_SCHEMA, SQLiteVault
@@ -78,7 +80,14 @@ class SQLiteStore(LogTables, EpisodeTables):
             else:
                 with self._db.write() as conn:
                     _migrate_ids(conn, schema)
-                script = "BEGIN IMMEDIATE;" + schema + VAULT_SCHEMA + SHORT_TERM_SCHEMA + "COMMIT;"
+                script = (
+                    "BEGIN IMMEDIATE;"
+                    + schema
+                    + VAULT_SCHEMA
+                    + SHORT_TERM_SCHEMA
+                    + KB_SCHEMA
+                    + "COMMIT;"
+                )
                 self._db.get().executescript(script)
                 self.set_meta("schema_version", SCHEMA_VERSION)
         except (sqlite3.DatabaseError, StoreDamagedError) as exc:
@@ -93,6 +102,7 @@ class SQLiteStore(LogTables, EpisodeTables):
         self.graph: GraphRepository = SQLiteGraph(self._db)
         self.imports: ImportRepository = SQLiteImportLog(self._db)
         self.short_term: ShortTermRepository = SQLiteShortTerm(self._db)
+        self.kb: KnowledgeRepository = SQLiteKnowledge(self._db)
         self.vault: VaultRepository = SQLiteVault(
             self._db.get, VaultCipher(vault_key), self._db.write
         )
@@ -150,6 +160,12 @@ class SQLiteStore(LogTables, EpisodeTables):
                 conn.execute(f"DELETE FROM {table}")
             conn.execute("UPDATE user_state SET changed_gen = changed_gen + 1")
             conn.execute("DELETE FROM outbox")
+            conn.execute("UPDATE kb_chunks SET vector = NULL")  # embedded again as well
+            conn.execute("UPDATE kb_collections SET vector = NULL, profile_stale = 1")
+            conn.execute(
+                "INSERT INTO kb_state(key, value) VALUES ('generation', 1) "
+                "ON CONFLICT(key) DO UPDATE SET value = value + 1"
+            )
             queued = conn.execute(
                 "INSERT INTO outbox(event_id, user_id, enqueued_at) "
                 "SELECT id, user_id, ? FROM events ORDER BY id",
@@ -307,6 +323,7 @@ class SQLiteStore(LogTables, EpisodeTables):
             "embedder": self.meta("embedder"),
             "embedder_dim": self.meta("embedder_dim"),
             "graph": self.graph.counts(),
+            "kb": self.kb.counts(),
             "database_bytes": sum(
                 p.stat().st_size
                 for p in self._db.path.parent.glob(self._db.path.name + "*")

@@ -1,0 +1,136 @@
+"""Knowledge-base routes: collections, documents and their versions, search, ask.
+
+The principal a search runs for comes in the body: the calling application authenticates
+its users and says who asks; the API key only decides the tenant, whose knowledge base it
+is. Every route calls the same ``Memory`` method the Python API offers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+
+from madeleine.api import Memory
+from madeleine.kb.records import Principal
+from madeleine.server.schemas import (
+    AskBody,
+    CollectionBody,
+    DocumentBody,
+    DocumentUpdateBody,
+    KBSearchBody,
+    PrincipalBody,
+)
+
+
+def principal_of(body: PrincipalBody | None) -> Principal | None:
+    return None if body is None else Principal(body.user_id, body.groups)
+
+
+def kb_router(tenant: Any) -> APIRouter:
+    """The routes, with ``tenant`` the app's dependency that resolves the key's Memory."""
+    router = APIRouter(prefix="/v1", tags=["knowledge base"])
+
+    def existing(memory: Memory, name: str) -> Any:
+        if name not in {c.name for c in memory.collections()}:
+            raise HTTPException(404, f"no collection {name!r}")
+        return memory.kb(name)
+
+    @router.get("/kb")
+    def collections(memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+        return {"collections": [c.to_dict() for c in memory.collections()]}
+
+    @router.put("/kb/{collection}")
+    def describe(collection: str, body: CollectionBody, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+        return memory.kb(collection, description=body.description).info.to_dict()
+
+    @router.delete("/kb/{collection}")
+    def drop(collection: str, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+        existing(memory, collection)
+        return {"deleted_documents": memory.delete_collection(collection)}
+
+    @router.post("/kb/{collection}/documents")
+    def add_document(collection: str, body: DocumentBody, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+        kb = memory.kb(collection, description=body.description)
+        stored = kb.add_document(
+            body.text,
+            doc_id=body.doc_id,
+            title=body.title,
+            source_type=body.source_type,
+            acl=body.acl,
+            effective_from=body.effective_from,
+            expires_at=body.expires_at,
+            metadata=body.metadata,
+            format=body.format,
+        )
+        return stored.to_dict()
+
+    @router.put("/kb/{collection}/documents/{doc_id:path}")
+    def update_document(
+        collection: str,
+        doc_id: str,
+        body: DocumentUpdateBody,
+        memory: tenant,  # type: ignore[valid-type]
+    ) -> dict[str, Any]:
+        kb = existing(memory, collection)
+        changes: dict[str, Any] = {
+            k: getattr(body, k)
+            for k in ("acl", "effective_from", "expires_at")
+            if k in body.model_fields_set
+        }
+        try:
+            stored = kb.update_document(
+                doc_id,
+                body.text,
+                title=body.title,
+                source_type=body.source_type,
+                metadata=body.metadata,
+                format=body.format if body.text is not None else None,
+                **changes,
+            )
+        except KeyError as exc:
+            raise HTTPException(404, str(exc.args[0])) from exc
+        return stored.to_dict()
+
+    @router.get("/kb/{collection}/documents")
+    def documents(collection: str, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+        kb = existing(memory, collection)
+        return {"documents": [d.to_dict() for d in kb.documents()]}
+
+    @router.get("/kb/{collection}/documents/{doc_id:path}/versions")
+    def versions(collection: str, doc_id: str, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+        found = existing(memory, collection).versions(doc_id)
+        if not found:
+            raise HTTPException(404, f"collection {collection!r} has no document {doc_id!r}")
+        return {"versions": [v.to_dict() for v in found]}
+
+    @router.delete("/kb/{collection}/documents/{doc_id:path}")
+    def delete_document(collection: str, doc_id: str, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+        if not existing(memory, collection).delete_document(doc_id):
+            raise HTTPException(404, f"collection {collection!r} has no document {doc_id!r}")
+        return {"deleted": True}
+
+    @router.post("/kb/search")
+    def search_kb(body: KBSearchBody, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+        hits = memory.search_kb(
+            body.query,
+            principal=principal_of(body.principal),
+            collections=body.collections,
+            limit=body.limit,
+            as_of=body.as_of,
+            channels=body.channels,
+        )
+        return {"hits": [h.to_dict() for h in hits]}
+
+    @router.post("/ask")
+    def ask(body: AskBody, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+        answer = memory.ask(
+            body.question,
+            user_id=body.user_id,
+            principal=principal_of(body.principal),
+            collections=body.collections,
+            max_steps=body.max_steps,
+        )
+        return answer.to_dict()
+
+    return router
