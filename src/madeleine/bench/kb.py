@@ -148,7 +148,7 @@ def run_korquad(
                     engine.store.kb if analyzer is None else _Reanalyzed(engine.store.kb, analyzer)
                 )
                 return KnowledgeSearcher(
-                    repo,  # type: ignore[arg-type]
+                    repo,
                     analyzer or engine.analyzer,
                     engine.searcher.query_vector,
                     embedder.dim,

@@ -135,10 +135,10 @@ def _loop(
     try:
         for round_number in range(max_steps + 1):
             last = round_number == max_steps  # out of steps: the model must answer now
-            reply = client.chat.completions.create(
+            reply = client.chat.completions.create(  # type: ignore[call-overload]
                 model=settings.model or "",
                 messages=messages,
-                tools=TOOLS,  # type: ignore[arg-type]
+                tools=TOOLS,
                 tool_choice="none" if last else "auto",
             )
             message = reply.choices[0].message

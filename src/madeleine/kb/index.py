@@ -85,5 +85,5 @@ class KnowledgeIndex:
         return versions[self.snapshot.chunk_version]
 
     def readable_collections(self, mask: npt.NDArray[np.bool_]) -> list[str]:
-        present = np.unique(self.chunk_collection[mask]) if mask.any() else []
+        present: list[int] = np.unique(self.chunk_collection[mask]).tolist() if mask.any() else []
         return [self.collection_names[int(i)] for i in present]

@@ -189,7 +189,7 @@ def create_app(
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     app.add_middleware(BodyLimit, max_bytes=server.max_body_bytes)
 
-    app.include_router(kb_router(Tenant))
+    app.include_router(kb_router())
 
     @app.get("/health", tags=["operations"])
     def health() -> dict[str, Any]:

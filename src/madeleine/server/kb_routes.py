@@ -7,11 +7,12 @@ is. Every route calls the same ``Memory`` method the Python API offers.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, Depends, HTTPException, Request
 
 from madeleine.api import Memory
+from madeleine.kb.collection import KnowledgeBase
 from madeleine.kb.records import Principal
 from madeleine.server.schemas import (
     AskBody,
@@ -27,30 +28,39 @@ def principal_of(body: PrincipalBody | None) -> Principal | None:
     return None if body is None else Principal(body.user_id, body.groups)
 
 
-def kb_router(tenant: Any) -> APIRouter:
-    """The routes, with ``tenant`` the app's dependency that resolves the key's Memory."""
+def _memory(request: Request) -> Memory:
+    """The API key's tenant store, resolved by the app's authenticator."""
+    memory: Memory = request.app.state.auth.memory(request)
+    return memory
+
+
+Tenant = Annotated[Memory, Depends(_memory)]
+
+
+def kb_router() -> APIRouter:
+    """The knowledge-base routes, each scoped to the API key's tenant."""
     router = APIRouter(prefix="/v1", tags=["knowledge base"])
 
-    def existing(memory: Memory, name: str) -> Any:
+    def existing(memory: Memory, name: str) -> KnowledgeBase:
         if name not in {c.name for c in memory.collections()}:
             raise HTTPException(404, f"no collection {name!r}")
         return memory.kb(name)
 
     @router.get("/kb")
-    def collections(memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+    def collections(memory: Tenant) -> dict[str, Any]:
         return {"collections": [c.to_dict() for c in memory.collections()]}
 
     @router.put("/kb/{collection}")
-    def describe(collection: str, body: CollectionBody, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+    def describe(collection: str, body: CollectionBody, memory: Tenant) -> dict[str, Any]:
         return memory.kb(collection, description=body.description).info.to_dict()
 
     @router.delete("/kb/{collection}")
-    def drop(collection: str, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+    def drop(collection: str, memory: Tenant) -> dict[str, Any]:
         existing(memory, collection)
         return {"deleted_documents": memory.delete_collection(collection)}
 
     @router.post("/kb/{collection}/documents")
-    def add_document(collection: str, body: DocumentBody, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+    def add_document(collection: str, body: DocumentBody, memory: Tenant) -> dict[str, Any]:
         kb = memory.kb(collection, description=body.description)
         stored = kb.add_document(
             body.text,
@@ -70,7 +80,7 @@ def kb_router(tenant: Any) -> APIRouter:
         collection: str,
         doc_id: str,
         body: DocumentUpdateBody,
-        memory: tenant,  # type: ignore[valid-type]
+        memory: Tenant,
     ) -> dict[str, Any]:
         kb = existing(memory, collection)
         changes: dict[str, Any] = {
@@ -93,25 +103,25 @@ def kb_router(tenant: Any) -> APIRouter:
         return stored.to_dict()
 
     @router.get("/kb/{collection}/documents")
-    def documents(collection: str, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+    def documents(collection: str, memory: Tenant) -> dict[str, Any]:
         kb = existing(memory, collection)
         return {"documents": [d.to_dict() for d in kb.documents()]}
 
     @router.get("/kb/{collection}/documents/{doc_id:path}/versions")
-    def versions(collection: str, doc_id: str, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+    def versions(collection: str, doc_id: str, memory: Tenant) -> dict[str, Any]:
         found = existing(memory, collection).versions(doc_id)
         if not found:
             raise HTTPException(404, f"collection {collection!r} has no document {doc_id!r}")
         return {"versions": [v.to_dict() for v in found]}
 
     @router.delete("/kb/{collection}/documents/{doc_id:path}")
-    def delete_document(collection: str, doc_id: str, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+    def delete_document(collection: str, doc_id: str, memory: Tenant) -> dict[str, Any]:
         if not existing(memory, collection).delete_document(doc_id):
             raise HTTPException(404, f"collection {collection!r} has no document {doc_id!r}")
         return {"deleted": True}
 
     @router.post("/kb/search")
-    def search_kb(body: KBSearchBody, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+    def search_kb(body: KBSearchBody, memory: Tenant) -> dict[str, Any]:
         hits = memory.search_kb(
             body.query,
             principal=principal_of(body.principal),
@@ -123,7 +133,7 @@ def kb_router(tenant: Any) -> APIRouter:
         return {"hits": [h.to_dict() for h in hits]}
 
     @router.post("/ask")
-    def ask(body: AskBody, memory: tenant) -> dict[str, Any]:  # type: ignore[valid-type]
+    def ask(body: AskBody, memory: Tenant) -> dict[str, Any]:
         answer = memory.ask(
             body.question,
             user_id=body.user_id,
