@@ -10,7 +10,8 @@ A scripted response is one of:
 - ``Raw(body, status, delay, content_type, headers)``: exactly that HTTP reply (e.g. a
   non-JSON 200, a 400 naming ``response_format``, a 429 with Retry-After), optionally after a
   delay (for timeouts);
-- a callable taking the request body (a dict) and returning any of the above.
+- a callable taking the request body (a dict) and returning any of the above;
+- ``tool_calls((name, arguments), ...)``: an assistant turn calling those tools.
 
 When the queue is empty the server answers 500 and counts it in ``unscripted``.
 Use the ``fake_llm`` fixture: ``from tests.fake_llm import fake_llm_fixture  # noqa: F401``.
@@ -102,6 +103,31 @@ class FakeLLM:
                 return error_reply(500, "fake_llm: no scripted response left")
             response = self._queue.popleft()
         return _render(response, body)
+
+
+def tool_calls(*calls: tuple[str, dict[str, Any]]) -> Raw:
+    """An assistant turn that calls tools: (function name, arguments) each."""
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{i}_{time.monotonic_ns()}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+            for i, (name, arguments) in enumerate(calls)
+        ],
+    }
+    envelope = {
+        "id": f"chatcmpl-fake-{time.monotonic_ns()}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": "fake",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
+    return Raw(json.dumps(envelope))
 
 
 def _render(response: Response, request: dict[str, Any]) -> Raw:

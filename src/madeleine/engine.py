@@ -19,6 +19,7 @@ from madeleine.facts.factory import build_extractor, build_judge, build_llm
 from madeleine.graph.entities import EntityExtractor
 from madeleine.graph.llm_entities import LLMEntityExtractor
 from madeleine.kb.collection import DocumentPreparer
+from madeleine.kb.contextual import ChunkContextualizer
 from madeleine.kb.indexer import KnowledgeIndexer
 from madeleine.kb.search import KnowledgeSearcher
 from madeleine.llm.client import LLM
@@ -235,7 +236,8 @@ def build_engine(
     )
     if not store.read_only:
         indexer.followers.append(searcher.follow)
-    indexer.kb = KnowledgeIndexer(store.kb, model)
+    situate = ChunkContextualizer(llm, analyzer) if llm and settings.kb.llm_prefix else None
+    indexer.kb = KnowledgeIndexer(store.kb, model, contextualizer=situate)
     restorer = Restorer(store.vault)
     tokens = token_counter or token_estimator(settings.limits.tokenizer)
     return Engine(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -253,7 +254,7 @@ def test_tenants_do_not_share_a_knowledge_base(tmp_path: Path) -> None:
             ValueError,
         ),
         (lambda m: m.kb("hr").update_document("missing", "text"), KeyError),
-        (lambda m: m.search_kb("q", principal={"user_id": "u1"}), TypeError),  # type: ignore[arg-type]
+        (lambda m: m.search_kb("q", principal=cast(Any, {"user_id": "u1"})), TypeError),
         (lambda m: m.search_kb(""), ValueError),
         (lambda m: m.search_kb("q", channels=["graph"]), ValueError),
         (lambda m: m.search_kb("q", limit=0), ValueError),

@@ -120,7 +120,7 @@ class DocumentPreparer:
                 f"the document has {len(source):,} characters; the limit is "
                 f"{MAX_DOCUMENT_CHARS:,}: split it into several documents"
             )
-        kind = format or _sniff(source)
+        kind = format or sniff_format(source)
         loaders = {"text": load_text, "markdown": load_markdown, "html": load_html}
         if kind not in loaders:
             raise ValueError(f"format must be 'text', 'markdown' or 'html', got {format!r}")
@@ -388,7 +388,9 @@ def _looks_like_path(source: str) -> bool:
     return Path(source).suffix.lower() in FORMATS and Path(source).is_file()
 
 
-def _sniff(text: str) -> str:
+def sniff_format(text: str) -> str:
+    """'html', 'markdown' or 'text' from the text's look. Giving it as ``format`` also stops
+    a string from being read as a file path (what the servers do: never a server file)."""
     head = text.lstrip()[:2000].lower()
     if head.startswith(("<!doctype html", "<html")) or re.search(r"<(p|div|h[1-6]|body)\b", head):
         return "html"

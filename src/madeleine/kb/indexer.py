@@ -1,5 +1,6 @@
-"""Embedding the knowledge base in the background: chunks stored without a vector, then the
-collections' abstracts and routing profiles. Runs in the memory indexer's thread when its
+"""Embedding the knowledge base in the background: chunks stored without a vector (first
+situated in their document by the LLM when one is configured), then the collections'
+abstracts and routing profiles. Runs in the memory indexer's thread when its
 outbox is empty, so ``mem.wait()`` covers both."""
 
 from __future__ import annotations
@@ -8,16 +9,24 @@ import logging
 
 from madeleine.embed.base import Embedder
 from madeleine.kb.abstracts import collection_abstracts
+from madeleine.kb.contextual import ChunkContextualizer
 from madeleine.store.ports import KnowledgeRepository
 
 log = logging.getLogger(__name__)
 
 
 class KnowledgeIndexer:
-    def __init__(self, repository: KnowledgeRepository, embedder: Embedder, batch: int = 32):
+    def __init__(
+        self,
+        repository: KnowledgeRepository,
+        embedder: Embedder,
+        batch: int = 32,
+        contextualizer: ChunkContextualizer | None = None,
+    ):
         self._repo = repository
         self._embedder = embedder
         self._batch = batch
+        self._contextualizer = contextualizer
         self.error: str | None = None  # the last failure, cleared by the next success
 
     def pending(self) -> int:
@@ -27,7 +36,7 @@ class KnowledgeIndexer:
         """Embed one batch of chunks, else refresh stale collection profiles; work done (0:
         nothing to do, or the batch failed and is left for the next round)."""
         try:
-            done = self._embed_chunks() or self._refresh_profiles()
+            done = self._situate_chunks() or self._embed_chunks() or self._refresh_profiles()
         except Exception as exc:
             log.exception("embedding knowledge-base chunks failed; they stay queued")
             self.error = f"{type(exc).__name__}: {exc}"
@@ -35,6 +44,22 @@ class KnowledgeIndexer:
         if done:
             self.error = None
         return done
+
+    def _situate_chunks(self) -> int:
+        if self._contextualizer is None:
+            return 0
+        jobs = self._repo.uncontextualized(self._batch)
+        contexts = []
+        for job in jobs:
+            context = self._contextualizer.context(job.title, job.document, job.text)
+            if not context:
+                contexts.append((job.chunk_id, "", job.terms, job.embed_text))
+                continue
+            terms = f"{job.terms} {self._contextualizer.terms(context)}".strip()
+            head = f"{job.prefix}\n" if job.prefix else ""
+            contexts.append((job.chunk_id, context, terms, f"{head}{context}\n{job.text}"))
+        self._repo.set_contexts(contexts)
+        return len(jobs)
 
     def _embed_chunks(self) -> int:
         pending = self._repo.pending(self._batch)

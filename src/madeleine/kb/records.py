@@ -62,6 +62,20 @@ def normalize_acl(acl: object) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True, slots=True)
+class ContextJob:
+    """A chunk an LLM should situate in its document before it is embedded."""
+
+    chunk_id: int
+    version: int
+    title: str
+    document: str
+    text: str
+    prefix: str
+    terms: str
+    embed_text: str
+
+
+@dataclass(frozen=True, slots=True)
 class NewChunk:
     """A chunk as ingestion prepared it: ``embed_text`` is what the embedder sees (prefix and
     text); ``embed_key`` its hash, so an unchanged chunk of a new version keeps its vector."""

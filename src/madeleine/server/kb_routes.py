@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Request
 
 from madeleine.api import Memory
-from madeleine.kb.collection import KnowledgeBase
+from madeleine.kb.collection import KnowledgeBase, sniff_format
 from madeleine.kb.records import Principal
 from madeleine.server.schemas import (
     AskBody,
@@ -71,7 +71,7 @@ def kb_router() -> APIRouter:
             effective_from=body.effective_from,
             expires_at=body.expires_at,
             metadata=body.metadata,
-            format=body.format,
+            format=body.format or sniff_format(body.text),  # text, never a server-side path
         )
         return stored.to_dict()
 
@@ -95,7 +95,7 @@ def kb_router() -> APIRouter:
                 title=body.title,
                 source_type=body.source_type,
                 metadata=body.metadata,
-                format=body.format if body.text is not None else None,
+                format=None if body.text is None else body.format or sniff_format(body.text),
                 **changes,
             )
         except KeyError as exc:

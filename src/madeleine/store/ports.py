@@ -19,7 +19,13 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.facts.cards import CardDraft
-from madeleine.kb.records import CollectionInfo, KBSnapshot, NewVersion, VersionInfo
+from madeleine.kb.records import (
+    CollectionInfo,
+    ContextJob,
+    KBSnapshot,
+    NewVersion,
+    VersionInfo,
+)
 from madeleine.store.crypto import VaultEntry
 from madeleine.store.records import (
     AgentRecord,
@@ -409,6 +415,10 @@ class KnowledgeRepository(Protocol):
     def delete_document(self, collection: str, doc_id: str) -> bool: ...
 
     def pending(self, limit: int) -> list[tuple[int, str]]: ...
+
+    def uncontextualized(self, limit: int) -> list[ContextJob]: ...
+
+    def set_contexts(self, contexts: Sequence[tuple[int, str, str, str]]) -> None: ...
 
     def pending_count(self) -> int: ...
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from madeleine.kb.records import (
     CollectionInfo,
+    ContextJob,
     KBSnapshot,
     NewVersion,
     VersionInfo,
@@ -71,6 +72,7 @@ CREATE TABLE IF NOT EXISTS kb_chunks (
     terms      TEXT NOT NULL,
     embed_text TEXT NOT NULL,
     embed_key  TEXT NOT NULL,
+    context    TEXT,
     vector     BLOB
 );
 CREATE INDEX IF NOT EXISTS kb_chunks_version ON kb_chunks(version, position);
@@ -213,24 +215,30 @@ class SQLiteKnowledge:
             ).lastrowid
             reused = 0
             for chunk in version.chunks:
+                # an embedded twin lends its vector, and its LLM-written context with it
                 known = conn.execute(
-                    "SELECT vector FROM kb_chunks WHERE embed_key = ? AND vector IS NOT NULL "
-                    "LIMIT 1",
+                    "SELECT vector, context, terms, embed_text FROM kb_chunks "
+                    "WHERE embed_key = ? AND vector IS NOT NULL LIMIT 1",
                     (chunk.embed_key,),
                 ).fetchone()
                 reused += known is not None
+                terms, embed_text = chunk.terms, chunk.embed_text
+                if known is not None and known[1]:
+                    terms, embed_text = known[2], known[3]
                 conn.execute(
                     """INSERT INTO kb_chunks(version, position, section, text, prefix, terms,
-                       embed_text, embed_key, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                       embed_text, embed_key, context, vector)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                     (
                         version_id,
                         chunk.position,
                         json.dumps(list(chunk.section), ensure_ascii=False),
                         chunk.text,
                         chunk.prefix,
-                        chunk.terms,
-                        chunk.embed_text,
+                        terms,
+                        embed_text,
                         chunk.embed_key,
+                        None if known is None else known[1],
                         None if known is None else known[0],
                     ),
                 )
@@ -316,6 +324,49 @@ class SQLiteKnowledge:
             .fetchall()
         )
         return [(r[0], r[1]) for r in rows]
+
+    def uncontextualized(self, limit: int) -> list[ContextJob]:
+        """Chunks waiting for their embedding that no LLM has situated yet, oldest first,
+        with their version's title and full text (the cacheable part of the prompt)."""
+        conn = self._db.get()
+        rows = conn.execute(
+            """SELECT c.id, c.version, v.title, c.text, c.prefix, c.terms, c.embed_text
+               FROM kb_chunks c JOIN kb_versions v ON v.id = c.version
+               WHERE c.vector IS NULL AND c.context IS NULL ORDER BY c.id LIMIT ?""",
+            (limit,),
+        ).fetchall()
+        documents: dict[int, str] = {}
+        for version in {r[1] for r in rows}:
+            parts = conn.execute(
+                "SELECT text FROM kb_chunks WHERE version = ? ORDER BY position", (version,)
+            ).fetchall()
+            documents[version] = "\n\n".join(p[0] for p in parts)
+        return [
+            ContextJob(
+                chunk_id=r[0],
+                version=r[1],
+                title=r[2],
+                document=documents[r[1]],
+                text=r[3],
+                prefix=r[4],
+                terms=r[5],
+                embed_text=r[6],
+            )
+            for r in rows
+        ]
+
+    def set_contexts(self, contexts: Sequence[tuple[int, str, str, str]]) -> None:
+        """Store (chunk id, context, terms, text to embed) for chunks still unembedded; an
+        empty context marks a chunk the LLM could not situate (it keeps its heuristic prefix)."""
+        if not contexts:
+            return
+        with self._db.write() as conn:
+            conn.executemany(
+                """UPDATE kb_chunks SET context = ?, terms = ?, embed_text = ?
+                   WHERE id = ? AND vector IS NULL""",
+                [(context, terms, text, chunk_id) for chunk_id, context, terms, text in contexts],
+            )
+            _bump(conn)
 
     def pending_count(self) -> int:
         conn = self._db.get()
@@ -413,19 +464,23 @@ class SQLiteKnowledge:
         )
 
     def chunks(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, str, tuple[str, ...]]]:
-        """(text, prefix, section path) of chunks by id."""
+        """(text, prefix, section path) of chunks by id; the prefix ends with the LLM-written
+        context when there is one."""
         if not chunk_ids:
             return {}
         marks = ",".join("?" * len(chunk_ids))
         rows = (
             self._db.get()
             .execute(
-                f"SELECT id, text, prefix, section FROM kb_chunks WHERE id IN ({marks})",
+                f"SELECT id, text, prefix, section, context FROM kb_chunks WHERE id IN ({marks})",
                 list(chunk_ids),
             )
             .fetchall()
         )
-        return {r[0]: (r[1], r[2], tuple(json.loads(r[3]))) for r in rows}
+        return {
+            r[0]: (r[1], " — ".join(p for p in (r[2], r[4]) if p), tuple(json.loads(r[3])))
+            for r in rows
+        }
 
     def counts(self) -> dict[str, int]:
         conn = self._db.get()
