@@ -25,6 +25,7 @@ OTHER: dict[str, Any] = {
     "kb_chunk_tokens": 200,
     "kb_chunk_overlap": 16,
     "kb_dense_weight": 0.4,
+    "kb_dense_margin": 0.2,
     "kb_bm25_k1": 1.5,
     "kb_bm25_b": 0.5,
     "kb_source_weights": {"official": 1.0, "wiki": 0.8},

@@ -355,6 +355,14 @@ class Memory:
             channels=validate_channels(channels),
             decompose=bool(decompose),
         )
+        if request.collections is not None:
+            known = {c.name for c in engine.store.kb.collections()}
+            unknown = [c for c in request.collections if c not in known]
+            if unknown:
+                raise ValueError(
+                    f"no collection named {', '.join(map(repr, unknown))}; the collections "
+                    f"are {sorted(known)}"
+                )
         return engine.knowledge.search(request)
 
     def ask(

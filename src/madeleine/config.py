@@ -347,6 +347,13 @@ class KBSettings(BaseModel):
     dense_weight: float = Field(
         default=0.3, ge=0, le=1, description="share of the dense channel in KB fusion"
     )
+    dense_margin: float = Field(
+        default=0.15,
+        ge=0,
+        le=1,
+        description="the dense channel is skipped when BM25's best document leads the next by "
+        "this share of the query's best possible BM25 score (0: dense always runs)",
+    )
     bm25_k1: float = Field(default=1.2, gt=0, description="BM25 term saturation for KB chunks")
     bm25_b: float = Field(default=0.75, ge=0, le=1, description="BM25 length normalization")
     source_weights: Annotated[dict[str, float], BeforeValidator(_json_object)] = Field(
@@ -466,6 +473,7 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
     "kb_chunk_tokens": ("kb", "chunk_tokens"),
     "kb_chunk_overlap": ("kb", "chunk_overlap"),
     "kb_dense_weight": ("kb", "dense_weight"),
+    "kb_dense_margin": ("kb", "dense_margin"),
     "kb_bm25_k1": ("kb", "bm25_k1"),
     "kb_bm25_b": ("kb", "bm25_b"),
     "kb_source_weights": ("kb", "source_weights"),

@@ -140,6 +140,34 @@ def test_bm25_finds_a_document_before_its_embedding_is_done(tmp_path: Path) -> N
         assert mem.wait(30) and mem.stats()["kb"]["kb_pending"] == 0
 
 
+def test_a_decisive_bm25_leader_skips_the_query_embedding(tmp_path: Path) -> None:
+    embedder = CountingEmbedder()
+    queries: list[str] = []
+    original = embedder.embed_queries
+
+    def counted(texts: Sequence[str]) -> Vectors:
+        queries.extend(texts)
+        return original(texts)
+
+    embedder.embed_queries = counted  # type: ignore[method-assign]
+    with Memory(tmp_path / "m", embedder=embedder) as mem:
+        hr = mem.kb("hr")
+        hr.add_document(LEAVE, doc_id="leave")
+        hr.add_document("Bicycles may be parked in the basement garage.", doc_id="bikes")
+        assert mem.wait(30)
+        hit = mem.search_kb("where may bicycles be parked")[0]
+        assert hit.doc_id == "bikes" and hit.explain["cascade"]["bm25_lead"] >= 0.15
+        assert "dense" not in hit.explain["channels"] and not queries
+        # no word in common: BM25 has no leader, the dense channel decides
+        mem.search_kb("zzz qqq")
+        assert queries == ["zzz qqq"]
+    queries.clear()
+    with Memory(tmp_path / "m", embedder=embedder, kb_dense_margin=0) as mem:
+        hit = mem.search_kb("where may bicycles be parked")[0]
+        assert "cascade" not in hit.explain and "dense" in hit.explain["channels"]
+        assert queries == ["where may bicycles be parked"]
+
+
 def test_routing_weights_collections_by_their_description(mem: Memory) -> None:
     hr = mem.kb("hr-policies", description="HR rules: annual leave, payroll, salary, benefits")
     it = mem.kb("it-help", description="IT support: laptop, VPN, password reset")
@@ -247,6 +275,9 @@ def test_tenants_do_not_share_a_knowledge_base(tmp_path: Path) -> None:
         (lambda m: m.kb("hr").add_document("x y z", acl=["admins"]), ValueError),
         (lambda m: m.kb("hr").add_document("x y z", acl="group:hr"), TypeError),
         (lambda m: m.kb("hr").add_document("   "), ValueError),
+        (lambda m: m.kb("hr").add_document("./docs/missing-policy.md"), FileNotFoundError),
+        (lambda m: m.kb("hr").add_folder("./no-such-folder"), NotADirectoryError),
+        (lambda m: m.search_kb("q", collections=["nope"]), ValueError),
         (
             lambda m: m.kb("hr").add_document(
                 "x y z", effective_from="2026-02-01", expires_at="2026-01-01"
@@ -278,11 +309,44 @@ def test_add_folder_is_incremental_by_content(mem: Memory, tmp_path: Path) -> No
     kb = mem.kb("hr")
     first = kb.add_folder(folder, source_type="manual")
     assert sorted(first.added) == ["leave.md", "sub/it.html"] and "broken.pdf" in first.failed
-    again = kb.add_folder(folder, source_type="manual")
+    again = kb.add_folder(folder)  # attributes not given are kept, not reset
     assert again.added == [] and sorted(again.unchanged) == ["leave.md", "sub/it.html"]
+    with pytest.raises(ValueError, match="effective_from"):  # one error, not one per file
+        kb.add_folder(folder, effective_from="someday")
     (folder / "leave.md").write_text(LEAVE.replace("25", "26"), encoding="utf-8")
     third = kb.add_folder(folder, source_type="manual")
     assert third.updated == ["leave.md"]
     mem.wait(30)
     hit = mem.search_kb("token app VPN")[0]
     assert (hit.doc_id, hit.title, hit.source_type) == ("sub/it.html", "VPN", "manual")
+
+
+def test_re_adding_a_document_never_widens_who_may_read_it(mem: Memory) -> None:
+    hr = mem.kb("hr")
+    hr.add_document(SECRET, doc_id="exec", title="Executive leave", acl=["group:directors"])
+    again = hr.add_document(SECRET, doc_id="exec")
+    assert again.version == 1 and again.acl == ["group:directors"]
+    changed = hr.add_document(SECRET + " Effective now.", doc_id="exec")
+    assert changed.version == 2 and changed.acl == ["group:directors"]
+    assert changed.title == "Executive leave"
+    assert mem.wait(30)
+    assert mem.search_kb("directors annual leave") == []
+    public = hr.add_document(SECRET, doc_id="exec", acl=[])  # public on purpose
+    assert public.acl == [] and public.version == 3
+    empty = pytest.raises(ValueError, match="the document has no text")
+    with empty:
+        hr.add_document("  \n ")
+
+
+def test_hits_show_the_section_below_the_title_and_the_context_drops_noise(
+    mem: Memory,
+) -> None:
+    hr = mem.kb("hr")
+    hr.add_document(LEAVE, doc_id="leave", title="Annual leave")
+    hr.add_document("The hotel near the office has a gym and a pool.", doc_id="hotel")
+    assert mem.wait(30)
+    sick = next(h for h in mem.search_kb("sick leave doctor's note") if h.doc_id == "leave")
+    assert sick.section == "Sick leave"
+    context = mem.context("how many days of sick leave need a doctor's note", user_id="u1")
+    assert [h.doc_id for h in context.kb_items] == ["leave"]
+    assert "hotel" not in context.text

@@ -172,4 +172,13 @@ def test_cli_adds_a_folder_incrementally_and_searches(tmp_path: Path) -> None:
     found = _cli("search", "when are salaries paid", data=data)
     assert found.returncode == 0 and "25th" in found.stdout, found.stdout + found.stderr
     missing = _cli("add", "hr", str(tmp_path / "nope"), data=data)
-    assert missing.returncode != 0 and "nope" in missing.stderr
+    assert missing.returncode != 0 and "no file or folder" in missing.stderr
+    for command in (
+        ["list", "ghost"],
+        ["delete", "ghost"],
+        ["search", "x", "--collection", "ghost"],
+    ):
+        unknown = _cli(*command, data=data)
+        assert unknown.returncode == 1 and "no collection 'ghost'" in unknown.stderr, command
+    listed = _cli("list", data=data)
+    assert "ghost" not in listed.stdout and "hr: 2 documents" in listed.stdout, listed.stdout

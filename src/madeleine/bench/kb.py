@@ -2,8 +2,9 @@
 
 Each paragraph becomes a document (its article title as title) of one collection, ingested
 through ``KnowledgeBase.add_document`` like any user's documents; each question must find
-its paragraph. One ingest serves every row: the pipeline, the pipeline without Korean
-morphology (character bigrams instead of MeCab-ko, same chunks), BM25 alone (MeCab-ko and
+its paragraph. One ingest serves every row: the pipeline, the pipeline with the dense
+channel on every query (no lexical cascade), the pipeline without Korean morphology
+(character bigrams instead of MeCab-ko, same chunks), BM25 alone (MeCab-ko and
 whitespace tokens) and dense alone. A row's recall@k counts distinct documents among its
 first hits; search time is the whole ``search_kb`` call, query embedding included.
 """
@@ -143,7 +144,9 @@ def run_korquad(
             settings = mem.settings.kb
             embedder = engine.embedder
 
-            def searcher(analyzer: Analyzer | None) -> KnowledgeSearcher:
+            def searcher(
+                analyzer: Analyzer | None, dense_always: bool = False
+            ) -> KnowledgeSearcher:
                 repo = (
                     engine.store.kb if analyzer is None else _Reanalyzed(engine.store.kb, analyzer)
                 )
@@ -153,11 +156,16 @@ def run_korquad(
                     engine.searcher.query_vector,
                     embedder.dim,
                     embedder.similarity_range,
-                    settings,
+                    settings.model_copy(update={"dense_margin": 0.0}) if dense_always else settings,
                 )
 
             runs: list[tuple[str, KnowledgeSearcher, tuple[str, ...]]] = [
                 ("Madeleine pipeline (MeCab-ko + e5, fused)", engine.knowledge, ("bm25", "dense")),
+                (
+                    "pipeline, e5 on every query (no lexical cascade)",
+                    searcher(None, dense_always=True),
+                    ("bm25", "dense"),
+                ),
                 (
                     "pipeline without morphology (bigrams + e5)",
                     searcher(MultilingualAnalyzer(morphology=False)),

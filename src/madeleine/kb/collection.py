@@ -108,8 +108,10 @@ class DocumentPreparer:
     def load(
         self, source: str | os.PathLike[str], title: str, format: str | None
     ) -> LoadedDocument:
-        if isinstance(source, os.PathLike) or (format is None and _looks_like_path(source)):
-            path = Path(source)
+        if isinstance(source, os.PathLike) or (format is None and names_a_file(source)):
+            path = Path(source) if isinstance(source, os.PathLike) else Path(source.strip())
+            if path.is_dir():
+                raise IsADirectoryError(f"{path} is a folder: add it with add_folder")
             if not path.is_file():
                 raise FileNotFoundError(f"no file at {path}")
             return load_path(path, title)
@@ -222,7 +224,7 @@ class KnowledgeBase:
         *,
         doc_id: str | None = None,
         title: str | None = None,
-        source_type: str = "official",
+        source_type: str | None = None,
         acl: list[str] | None = None,
         effective_from: Moment = None,
         expires_at: Moment = None,
@@ -231,21 +233,37 @@ class KnowledgeBase:
     ) -> VersionInfo:
         """Store a document (text, or a path to a .txt/.md/.html/.pdf file). ``doc_id``
         defaults to the file name or a hash of the text. Adding a document that exists makes
-        a new version when anything changed, and returns the current one otherwise."""
+        a new version when anything changed, and returns the current one otherwise.
+
+        For a new document, ``acl=None`` makes it readable by every principal of the tenant
+        and ``source_type`` defaults to 'official'. For an existing one, attributes not
+        given keep their current value — re-adding a file never widens who may read it;
+        ``acl=[]`` makes a document public on purpose."""
         loaded = self._preparer.load(source, title or "", format)
+        if not loaded.text.strip():
+            named = "the document" if doc_id is None else f"document {doc_id!r}"
+            raise ValueError(f"{named} has no text to index")
         if doc_id is None:
             doc_id = (
                 Path(source).name
                 if isinstance(source, os.PathLike)
                 or loaded.format == "pdf"
-                or (format is None and _looks_like_path(str(source)))
+                or (format is None and names_a_file(str(source)))
                 else loaded.content_hash[:16]
             )
+        previous = self._repo.versions(self.name, _require_doc_id(doc_id))
+        if previous:  # attributes not given keep their current value
+            current = previous[-1]
+            title = title if title is not None else loaded.title or current.title
+            source_type = current.source_type if source_type is None else source_type
+            acl = list(current.acl) if acl is None else acl
+            expires_at = current.expires_at if expires_at is None else expires_at
+            metadata = current.metadata if metadata is None else metadata
         return self._store(
-            _require_doc_id(doc_id),
+            doc_id,
             loaded,
             title=title if title is not None else loaded.title or doc_id,
-            source_type=source_type,
+            source_type="official" if source_type is None else source_type,
             acl=acl,
             effective_from=effective_from,
             expires_at=expires_at,
@@ -313,6 +331,9 @@ class KnowledgeBase:
         root = Path(folder)
         if not root.is_dir():
             raise NotADirectoryError(f"{root} is not a folder")
+        for name in ("effective_from", "expires_at"):  # one clear error, not one per file
+            _optional_time(attributes.get(name), name)
+        normalize_acl(attributes.get("acl"))
         known = {d.doc_id: d for d in self.documents()}
         report = FolderReport()
         for path in files_in(root):
@@ -382,10 +403,16 @@ class KnowledgeBase:
         return stored
 
 
-def _looks_like_path(source: str) -> bool:
+def names_a_file(source: str) -> bool:
+    """Whether a str given as a document is a file's path rather than its text: one line
+    ending in a known suffix that is a file, or has no spaces (``"./docs/leave.md"`` that
+    does not exist is an error, not a one-line document)."""
     if "\n" in source or len(source) > 4096:
         return False
-    return Path(source).suffix.lower() in FORMATS and Path(source).is_file()
+    path = Path(source.strip())
+    if path.suffix.lower() not in FORMATS:
+        return False
+    return path.is_file() or not any(c.isspace() for c in source.strip())
 
 
 def sniff_format(text: str) -> str:

@@ -50,6 +50,9 @@ def register(commands: Any, open_memory: OpenMemory, bars: Bars) -> Any:
             "effective_from": args.effective_from,
             "expires_at": args.expires_at,
         }
+        if not args.path.exists():
+            print(f"no file or folder at {args.path}", file=sys.stderr)
+            return 1
         with open_memory(args, create=True, background=False) as memory:
             kb = memory.kb(args.collection, description=args.description)
             if args.path.is_dir():
@@ -71,9 +74,10 @@ def register(commands: Any, open_memory: OpenMemory, bars: Bars) -> Any:
             if not args.no_wait:
                 with bars({"embed": (None, "chunk")}) as tick:
                     memory.index_pending(lambda n: tick("embed", n))
+            reused = f", {stored.reused_vectors} already embedded" if stored.reused_vectors else ""
             print(
                 f"{args.collection}/{stored.doc_id}: version {stored.version}, "
-                f"{stored.chunks} chunks ({stored.reused_vectors} unchanged)"
+                f"{_count(stored.chunks, 'chunk')}{reused}"
             )
         return 0
 
@@ -91,12 +95,14 @@ def register(commands: Any, open_memory: OpenMemory, bars: Bars) -> Any:
                     print(json.dumps(rows, ensure_ascii=False, indent=2))
                 for row in [] if args.json else rows:
                     print(
-                        f"{row['name']}: {row['documents']} documents, {row['chunks']} "
-                        f"chunks — {row['l0']}"
+                        f"{row['name']}: {_count(row['documents'], 'document')}, "
+                        f"{_count(row['chunks'], 'chunk')} — {row['l0']}"
                     )
                 if not rows and not args.json:
                     print("no collections (madeleine kb add NAME PATH)")
                 return 0
+            if not _exists(memory, args.collection):
+                return 1
             documents = [d.to_dict() for d in memory.kb(args.collection).documents()]
         if args.json:
             print(json.dumps(documents, ensure_ascii=False, indent=2))
@@ -120,6 +126,8 @@ def register(commands: Any, open_memory: OpenMemory, bars: Bars) -> Any:
     def run_search(args: argparse.Namespace) -> int:
         principal = Principal(args.user, args.group) if args.user or args.group else None
         with open_memory(args, background=False) as memory:
+            if not all(_exists(memory, name) for name in args.collection or []):
+                return 1
             hits = memory.search_kb(
                 args.query,
                 principal=principal,
@@ -131,12 +139,16 @@ def register(commands: Any, open_memory: OpenMemory, bars: Bars) -> Any:
             print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2))
             return 0
         if not hits:
-            print("nothing found that this principal may read")
+            print(
+                "nothing found in what this principal may read"
+                if principal is not None
+                else "nothing found in the public documents (--user/--group search as someone)"
+            )
         for rank, hit in enumerate(hits, start=1):
-            where = " › ".join(p for p in (hit.collection, hit.title, hit.section) if p)
+            where = " > ".join(p for p in (hit.collection, hit.title, hit.section) if p)
             flag = "  [instruction-like text flagged]" if "injection" in hit.explain else ""
             print(f"{rank:>2}. {hit.score:.4f} {where} (v{hit.version}){flag}")
-            print(f"    {hit.text[:300]}")
+            print(f"    {' '.join(hit.text.split())[:300]}")
         return 0
 
     search.set_defaults(handler=run_search)
@@ -147,6 +159,8 @@ def register(commands: Any, open_memory: OpenMemory, bars: Bars) -> Any:
 
     def run_delete(args: argparse.Namespace) -> int:
         with open_memory(args, background=False) as memory:
+            if not _exists(memory, args.collection):
+                return 1
             if args.doc_id is None:
                 print(f"deleted {memory.delete_collection(args.collection)} documents")
                 return 0
@@ -156,6 +170,19 @@ def register(commands: Any, open_memory: OpenMemory, bars: Bars) -> Any:
 
     delete.set_defaults(handler=run_delete)
     return group
+
+
+def _exists(memory: Memory, name: str) -> bool:
+    """Whether the collection exists; says so on stderr when it does not."""
+    known = [c.name for c in memory.collections()]
+    if name in known:
+        return True
+    print(f"no collection {name!r} (collections: {', '.join(known) or 'none'})", file=sys.stderr)
+    return False
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _files(folder: Path) -> Any:

@@ -60,6 +60,7 @@ class _Part:
     dense: npt.NDArray[np.float32] | None
     bm25_raw: npt.NDArray[np.float32] | None
     dense_raw: npt.NDArray[np.float32] | None
+    lead: float | None = None  # set when the dense channel was skipped: BM25's decisive lead
 
 
 class KnowledgeSearcher:
@@ -97,38 +98,49 @@ class KnowledgeSearcher:
             return []
         parts = decompose(request.query) if request.decompose else [request.query]
         texts = list(dict.fromkeys([request.query, *parts]))
-        dense = "dense" in request.channels
-        vectors = [self._query_vector(t) for t in texts] if dense else []
         mask = index.readable(request.principal, request.moment, request.collections)
         if not mask.any():
-            for pending in vectors:
-                pending.cancel()
             return []
+        version_factor = self._version_factors(index, request.query)
         lexical = (
             [index.lexical.scores(self._analyzer.terms(t)) for t in texts]
             if "bm25" in request.channels
             else []
         )
+        # lexical first: a part whose BM25 leader is beyond doubt skips the query embedding
+        # (unless collections are to be routed, which needs the query's vector anyway)
+        leads: list[float | None] = [None] * len(texts)
+        if (
+            "dense" in request.channels
+            and lexical
+            and self._settings.dense_margin > 0
+            and not self._routes(index, mask)
+        ):
+            leads = [self._decisive_lead(index, mask, version_factor, *lex) for lex in lexical]
+        vectors = [
+            self._query_vector(t) if "dense" in request.channels and lead is None else None
+            for t, lead in zip(texts, leads, strict=True)
+        ]
         depth = max(100, request.limit * 5)
-        version_factor = self._version_factors(index, request.query)
         found: list[_Part] = []
         route: dict[int, tuple[float, float]] = {}
         for position, text in enumerate(texts):
-            vector = vectors[position].result()[0] if dense else None
+            pending = vectors[position]
+            vector = None if pending is None else pending.result()[0]
             if position == 0 and vector is not None:
                 route = self._route(index, mask, vector)
-            found.append(
-                self._recall(
-                    index,
-                    mask,
-                    text,
-                    lexical[position] if lexical else None,
-                    vector,
-                    depth,
-                    version_factor,
-                    route,
-                )
+            part = self._recall(
+                index,
+                mask,
+                text,
+                lexical[position] if lexical else None,
+                vector,
+                depth,
+                version_factor,
+                route,
             )
+            part.lead = leads[position]
+            found.append(part)
         return self._hits(index, request, found, route, version_factor)
 
     # -- channels and fusion --------------------------------------------------------------------
@@ -184,6 +196,32 @@ class KnowledgeSearcher:
             None if dense_raw is None else dense_raw,
         )
 
+    def _decisive_lead(
+        self,
+        index: KnowledgeIndex,
+        mask: npt.NDArray[np.bool_],
+        version_factor: npt.NDArray[np.float64],
+        raw: npt.NDArray[np.float32],
+        ceiling: float,
+    ) -> float | None:
+        """BM25's lead of its best readable document over the next one, as a share of the
+        query's ceiling, when it reaches ``dense_margin`` (else None: dense must weigh in).
+        On KorQuAD a lead of 0.1 already left recall@1 unchanged without the embedding."""
+        margin = self._settings.dense_margin
+        if margin <= 0 or ceiling <= 0:
+            return None
+        snap = index.snapshot
+        scores = np.where(mask, raw, 0.0) / ceiling * version_factor[snap.chunk_version]
+        top = _top(scores.astype(np.float32), 16, positive=True)
+        if top.size == 0:
+            return None
+        top = top[np.argsort(-scores[top], kind="stable")]
+        documents = snap.version_doc[snap.chunk_version[top]]
+        first = float(scores[top[0]])
+        others = scores[top][documents != documents[0]]
+        lead = first - (float(others[0]) if others.size else 0.0)
+        return lead if lead >= margin else None
+
     def _version_factors(self, index: KnowledgeIndex, query: str) -> npt.NDArray[np.float64]:
         """Per version: its source type's weight, with the FAQ boost when the query asks."""
         weights = self._settings.source_weights
@@ -198,6 +236,10 @@ class KnowledgeSearcher:
             dtype=np.float64,
         )
 
+    def _routes(self, index: KnowledgeIndex, mask: npt.NDArray[np.bool_]) -> bool:
+        """Whether collections are routed: more than one is readable and routing weighs."""
+        return self._settings.route_weight > 0 and len(index.readable_collections(mask)) > 1
+
     def _route(
         self, index: KnowledgeIndex, mask: npt.NDArray[np.bool_], vector: npt.NDArray[np.float32]
     ) -> dict[int, tuple[float, float]]:
@@ -205,9 +247,9 @@ class KnowledgeSearcher:
         fits the query. Only when the principal can read more than one collection; the best
         fitting keeps its scores, the others lose up to ``route_weight`` of theirs."""
         weight = self._settings.route_weight
-        readable = index.readable_collections(mask)
-        if len(readable) < 2 or weight <= 0:
+        if not self._routes(index, mask):
             return {}
+        readable = index.readable_collections(mask)
         affinity: dict[int, float] = {}
         for name in readable:
             profile = index.snapshot.collections.get(name, ("", None))[1]
@@ -261,6 +303,8 @@ class KnowledgeSearcher:
             explain = Explain(fused=round(score, 6), channels=_channels(part, position))
             if part.text != request.query:
                 explain["subquery"] = part.text
+            if part.lead is not None:
+                explain["cascade"] = {"dense": "skipped", "bm25_lead": round(part.lead, 4)}
             source = snap.version_source[version]
             explain["source"] = {"type": source, "factor": round(float(version_factor[version]), 4)}
             collection = int(index.chunk_collection[row])
@@ -285,7 +329,7 @@ class KnowledgeSearcher:
                     doc_id=snap.version_doc_id[version],
                     collection=snap.version_collection[version],
                     title=title,
-                    section=" > ".join(section),
+                    section=_section_path(section, title),
                     text=text,
                     score=round(score, 6),
                     version=int(snap.version_number[version]),
@@ -326,6 +370,14 @@ def _channels(part: _Part, position: int) -> dict[str, ChannelEntry]:
             calibrated=round(float(calibrated[position]), 6),
         )
     return out
+
+
+def _section_path(section: Sequence[str], title: str) -> str:
+    """The heading path below the document's title (a Markdown H1 usually repeats it)."""
+    parts = list(section)
+    while parts and parts[0].strip() == title.strip():
+        parts.pop(0)
+    return " > ".join(parts)
 
 
 def _iso(epoch: float) -> str | None:

@@ -85,5 +85,6 @@ class Explain(TypedDict, total=False):
     route: dict[str, Any]  # the collection's affinity to the query and the factor it gave
     source: dict[str, Any]  # source type, its weight, an FAQ boost
     subquery: str  # the part of a multi-part question that found the chunk
+    cascade: dict[str, Any]  # the dense channel skipped: BM25's lead over the next document
     injection: list[str]  # instruction-like passages found in the chunk (it stays data)
     validity: dict[str, Any]  # the version and the time span it holds for
