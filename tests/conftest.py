@@ -8,6 +8,7 @@ import pytest
 from madeleine import Memory
 from madeleine.embed.base import Embedder
 from madeleine.embed.factory import load_embedder
+from tests.postgres import pg_schema, pg_url  # noqa: F401  (a real PostgreSQL server)
 from tests.store.backends import store_fixture  # noqa: F401  (the ``store`` fixture, per backend)
 
 
