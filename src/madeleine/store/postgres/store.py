@@ -11,13 +11,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from madeleine.store.postgres.connection import Database, PgTransaction, require_schema_name
+from madeleine.store.postgres.episodes import PgEpisodes
 from madeleine.store.postgres.log import PgLog
 from madeleine.store.postgres.migrations import migrate
 
 DEFAULT_SCHEMA = "madeleine"
 
 
-class PostgresStore(PgLog):
+class PostgresStore(PgLog, PgEpisodes):
     """``url``: ``postgresql://user:pw@host:5432/db``; ``schema``: where the store's tables
     live (one schema per store: a server's tenants share a database). Opening runs the
     pending migrations."""
