@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from cryptography.fernet import Fernet
 
 from madeleine.store import open_store
 from madeleine.store.postgres.store import PostgresStore
@@ -29,7 +30,7 @@ TURNS = [
 @pytest.fixture
 def stores(tmp_path: Path, pg_url: str, pg_schema: str) -> Iterator[tuple[Any, Any]]:
     sqlite = open_store(tmp_path / "s")
-    postgres = PostgresStore(pg_url, schema=pg_schema)
+    postgres = PostgresStore(pg_url, schema=pg_schema, vault_key=Fernet.generate_key())
     analyzer = MultilingualAnalyzer()
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(len(TURNS), 8)).astype(np.float32)

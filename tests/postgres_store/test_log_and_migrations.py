@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
+from cryptography.fernet import Fernet
 
 from madeleine.store.postgres.log import MAX_ATTEMPTS
 from madeleine.store.postgres.migrations import current_version, migrate, migrations
@@ -17,7 +18,7 @@ from madeleine.store.records import NewEvent
 
 @pytest.fixture
 def pg(pg_url: str, pg_schema: str) -> Iterator[PostgresStore]:
-    store = PostgresStore(pg_url, schema=pg_schema)
+    store = PostgresStore(pg_url, schema=pg_schema, vault_key=Fernet.generate_key())
     yield store
     store.close()
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from madeleine.errors import EmbedderMismatchError, StoreDamagedError, StoreReadOnlyError
 from madeleine.store.crypto import VaultCipher
+from madeleine.store.export import exported_log
 from madeleine.store.ports import (
     FactRepository,
     GraphRepository,
@@ -264,41 +265,7 @@ class SQLiteStore(LogTables, EpisodeTables):
         return counts
 
     def export_user(self, user_id: str) -> dict[str, Any]:
-        events = self.events_for_user(user_id)
-        episodes = self.episodes_for_user(user_id)
-        return {
-            "user_id": user_id,
-            "events": [
-                {
-                    "id": e.id,
-                    "source_id": e.source_id,
-                    "session_id": e.session_id,
-                    "kind": e.kind,
-                    "role": e.role,
-                    "name": e.name,
-                    "content": e.content,
-                    "metadata": e.metadata,
-                    "occurred_at": e.occurred_at,
-                    "recorded_at": e.recorded_at,
-                    "external_id": e.external_id,
-                }
-                for e in events
-            ],
-            "episodes": [
-                {
-                    "id": f"ep_{ep.id}",
-                    "kind": ep.kind,
-                    "session_id": ep.session_id,
-                    "speaker": ep.speaker,
-                    "prefix": ep.prefix,
-                    "text": ep.body,
-                    "context": ep.context,
-                    "source_ids": list(ep.source_ids),
-                    "occurred_at": ep.occurred_at,
-                }
-                for ep in episodes
-            ],
-        }
+        return exported_log(user_id, self.events_for_user(user_id), self.episodes_for_user(user_id))
 
     def stats(self) -> dict[str, Any]:
         conn = self._db.get()
