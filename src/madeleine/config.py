@@ -87,10 +87,23 @@ class LimitsSettings(BaseModel):
 
 
 class StoreSettings(BaseModel):
-    """The SQLite store and when its vectors move to the ANN index."""
+    """Where the store lives (a directory, or PostgreSQL) and how it is reached."""
 
     model_config = _Group
 
+    url: str | None = Field(
+        default=None,
+        description="postgresql://user:pw@host:5432/db for the PostgreSQL store, used when "
+        "Memory() is given no path (None: the embedded store in ./memory-data)",
+    )
+    schema_name: str = Field(
+        default="madeleine",
+        pattern=r"^[a-z_][a-z0-9_]{0,62}$",
+        description="PostgreSQL schema holding the store's tables (one per store)",
+    )
+    pool_size: int = Field(
+        default=8, gt=0, le=1000, description="PostgreSQL connections per process"
+    )
     busy_timeout_ms: int = Field(default=30_000, gt=0, description="SQLite busy timeout")
     ann_threshold: int = Field(
         default=20_000, gt=0, description="a user's vector count from which the ANN index is used"
@@ -425,6 +438,9 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
     "worker_batch": ("worker", "batch"),
     "lease_seconds": ("worker", "lease_seconds"),
     "background": ("worker", "background"),
+    "store": ("store", "url"),
+    "store_schema": ("store", "schema_name"),
+    "store_pool_size": ("store", "pool_size"),
     "fusion": ("fusion", "method"),
     "dense_weight": ("fusion", "dense_weight"),
     "bm25_reference": ("fusion", "bm25_reference"),

@@ -166,7 +166,7 @@ class Engine:
 
 
 def build_engine(
-    path: Path,
+    path: Path | str,
     settings: Settings,
     *,
     embedder: Embedder | str | None = None,
@@ -181,6 +181,8 @@ def build_engine(
         busy_timeout_ms=settings.store.busy_timeout_ms,
         ann_threshold=settings.store.ann_threshold,
         read_only=read_only,
+        schema=settings.store.schema_name,
+        pool_size=settings.store.pool_size,
     )
     try:
         model = (

@@ -10,18 +10,32 @@ from cryptography.fernet import Fernet
 from madeleine.store.crypto import KEY_FILE, load_key
 from madeleine.store.ports import Store
 
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres_url(location: object) -> bool:
+    return isinstance(location, str) and location.startswith(POSTGRES_SCHEMES)
+
 
 def open_store(
-    directory: Path,
+    directory: Path | str,
     *,
     vault_key: str | None = None,
     busy_timeout_ms: int = 30_000,
     ann_threshold: int = 20_000,
     read_only: bool | None = None,
+    schema: str = "madeleine",
+    pool_size: int = 8,
 ) -> Store:
-    """The embedded backend in ``directory`` (created if missing). ``read_only``: None opens
-    read-only exactly when the files cannot be written (a mounted snapshot, another user's
-    store); such a store answers reads and refuses writes with ``StoreReadOnlyError``."""
+    """The embedded backend in ``directory`` (created if missing), or the PostgreSQL store
+    when it is a ``postgresql://`` URL. ``read_only``: None opens read-only exactly when the
+    files cannot be written (a mounted snapshot, another user's store); such a store answers
+    reads and refuses writes with ``StoreReadOnlyError``."""
+    if is_postgres_url(directory):
+        return _open_postgres(
+            str(directory), vault_key, ann_threshold, read_only, schema, pool_size
+        )
+    directory = Path(directory)
     from madeleine.store.sqlite.store import DATABASE_FILE, SQLiteStore
 
     if read_only is None:
@@ -43,4 +57,37 @@ def open_store(
         busy_timeout_ms=busy_timeout_ms,
         ann_threshold=ann_threshold,
         read_only=read_only,
+    )
+
+
+def _open_postgres(
+    url: str,
+    vault_key: str | None,
+    ann_threshold: int,
+    read_only: bool | None,
+    schema: str,
+    pool_size: int,
+) -> Store:
+    try:
+        from madeleine.store.postgres.store import PostgresStore
+    except ImportError as exc:
+        raise ImportError(
+            f"the PostgreSQL store needs psycopg and pgvector ({exc.name} is missing): "
+            "pip install 'madeleine[postgres]'"
+        ) from exc
+    if read_only:
+        raise ValueError(
+            "a read-only PostgreSQL store is a matter of database roles: connect as a role "
+            "that may only SELECT"
+        )
+    if vault_key is None or not vault_key.strip():
+        raise ValueError(
+            "a PostgreSQL store needs the vault key every process of the deployment shares: "
+            "set MADELEINE_VAULT_KEY to a Fernet key (python -c 'from cryptography.fernet "
+            "import Fernet; print(Fernet.generate_key().decode())'); keep it out of the "
+            "database and back it up"
+        )
+    key = load_key(Path("."), vault_key)  # validates the configured key; no file is used
+    return PostgresStore(
+        url, vault_key=key, schema=schema, ann_threshold=ann_threshold, pool_size=pool_size
     )
