@@ -20,6 +20,8 @@ from madeleine.api import Memory
 from madeleine.errors import MadeleineError
 from madeleine.kb import commands as kb_commands
 from madeleine.server import commands as server_commands
+from madeleine.store import is_postgres_url
+from madeleine.write import commands as write_commands
 
 _ADD_CHUNK = 500
 
@@ -57,8 +59,11 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="madeleine", description=__doc__)
     parser.add_argument(
         "--data",
-        default=os.environ.get("MADELEINE_DATA", "./memory-data"),
-        help="memory directory (default: $MADELEINE_DATA or ./memory-data)",
+        default=os.environ.get("MADELEINE_DATA")
+        or os.environ.get("MADELEINE_STORE")
+        or "./memory-data",
+        help="memory directory or postgresql:// URL (default: $MADELEINE_DATA, "
+        "$MADELEINE_STORE or ./memory-data)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     commands = parser.add_subparsers(title="commands")
@@ -144,6 +149,7 @@ def _parser() -> argparse.ArgumentParser:
     gpt.set_defaults(handler=_cmd_import_chatgpt)
 
     server_groups = server_commands.register(commands)
+    write_commands.register(commands)
     kb_group = kb_commands.register(commands, _open, _progress_bars)
 
     quickstart = commands.add_parser("quickstart", help="a one-minute tour on a sample chat")
@@ -315,6 +321,8 @@ def _parser() -> argparse.ArgumentParser:
 def _open(args: argparse.Namespace, *, create: bool = False, **options: Any) -> Memory:
     """The store in ``--data``. Only commands that write new memories create one: a typo in
     the path of ``search`` or ``stats`` must not leave an empty store behind."""
+    if is_postgres_url(args.data):
+        return Memory(args.data, **options)
     data = Path(args.data)
     if not create and not (data / "memory.db").is_file():
         raise FileNotFoundError(
