@@ -234,7 +234,13 @@ def build_engine(
         BackgroundWorker(indexer) if settings.worker.background and not store.read_only else None
     )
     searcher = Searcher(
-        store, DenseIndex(store, store.vectors), model, analyzer, settings, store.facts, store.graph
+        store,
+        DenseIndex(store, store.vectors, store.dense),
+        model,
+        analyzer,
+        settings,
+        store.facts,
+        store.graph,
     )
     if not store.read_only:
         indexer.followers.append(searcher.follow)

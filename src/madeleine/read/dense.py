@@ -1,5 +1,6 @@
 """Dense recall: exact cosine search over a cached per-user matrix, the store's ANN index
-when the user is large."""
+when the user is large — or, for a store that searches vectors itself (PostgreSQL), the
+store's query, with only the user's row metadata cached here."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.sorted_ids import positions
-from madeleine.store.ports import EpisodeIndex, VectorIndex
+from madeleine.store.ports import DenseSearch, EpisodeIndex, VectorIndex
 from madeleine.store.records import UserVectors
 
 
@@ -33,10 +34,18 @@ class UserRows:
     kinds: npt.NDArray[np.str_]
     pinned: npt.NDArray[np.bool_]
     session_index: dict[str, int] = field(default_factory=dict)  # name -> position
+    # where the vectors are when ``matrix`` has no columns (they stayed in the store)
+    fetch: DenseSearch | None = None
 
     def rows_of(self, episode_ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Row positions of episode ids (ids are ascending); -1 where an id is unknown."""
         return positions(self.ids, episode_ids)
+
+    def row_vectors(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """The vectors of these rows: from the cached matrix, or asked of the store."""
+        if self.fetch is None or self.matrix.shape[1]:
+            return self.matrix[rows]
+        return self.fetch.vectors(self.ids[rows])
 
 
 def _neighbours(
@@ -55,7 +64,9 @@ def _neighbours(
     return names, session, prev, nxt
 
 
-def _rows(generation: tuple[int, int], loaded: UserVectors) -> UserRows:
+def _rows(
+    generation: tuple[int, int], loaded: UserVectors, fetch: DenseSearch | None = None
+) -> UserRows:
     names, session, prev, nxt = _neighbours(loaded.sessions, loaded.times, loaded.ids)
     return UserRows(
         generation,
@@ -69,6 +80,7 @@ def _rows(generation: tuple[int, int], loaded: UserVectors) -> UserRows:
         np.asarray(loaded.kinds, dtype=np.str_),
         loaded.pinned,
         {name: i for i, name in enumerate(names)},
+        fetch,
     )
 
 
@@ -79,9 +91,12 @@ class DenseIndex:
     the source of truth, so the cache and the ANN files can always be thrown away.
     """
 
-    def __init__(self, store: EpisodeIndex, ann: VectorIndex) -> None:
+    def __init__(
+        self, store: EpisodeIndex, ann: VectorIndex, in_store: DenseSearch | None = None
+    ) -> None:
         self._store = store
         self._ann = ann
+        self._in_store = in_store  # the store searches vectors itself: none are loaded here
         self._cache: dict[str, UserRows] = {}
         self._lock = threading.Lock()
 
@@ -94,6 +109,8 @@ class DenseIndex:
         """After an ingest: refresh the rows of these users when they are large enough for
         the ANN index, and bring their index in line (the first search then finds it built).
         Small users are left to their next search."""
+        if self._in_store is not None:
+            return  # the store's own index follows every write
         for user_id in user_ids:
             with self._lock:
                 cached = self._cache.get(user_id)
@@ -125,6 +142,12 @@ class DenseIndex:
         empty = (np.zeros(0, np.int64), np.zeros(0, np.float32))
         if cache.ids.size == 0:
             return empty
+        if self._in_store is not None:
+            exact = cache.ids.size < self._ann.threshold or time_range is not None
+            ids, sims = self._in_store.nearest(user_id, query, depth, time_range, floor, exact)
+            rows = cache.rows_of(ids)
+            keep = rows >= 0  # an episode indexed after the rows were read waits
+            return rows[keep], sims[keep]
         if cache.ids.size >= self._ann.threshold and time_range is None:
             keys, sims = self._ann.search(
                 user_id, cache.generation, cache.ids, cache.matrix, query, depth
@@ -156,8 +179,11 @@ class DenseIndex:
             cache = self._cache.get(user_id)
             if cache is not None and cache.generation == generation:
                 return cache
+            loads = self._in_store is None
             if cache is not None and cache.generation[1] == generation[1] and cache.ids.size:
-                fresh = self._store.user_vectors(user_id, after_id=int(cache.ids[-1]))
+                fresh = self._store.user_vectors(
+                    user_id, after_id=int(cache.ids[-1]), with_vectors=loads
+                )
                 merged = UserVectors(
                     np.concatenate([cache.ids, fresh.ids]),
                     np.concatenate([cache.times, fresh.times]),
@@ -166,8 +192,9 @@ class DenseIndex:
                     [str(k) for k in cache.kinds] + fresh.kinds,
                     np.concatenate([cache.pinned, fresh.pinned]),
                 )
-                cache = _rows(generation, merged)
+                cache = _rows(generation, merged, self._in_store)
             else:
-                cache = _rows(generation, self._store.user_vectors(user_id))
+                loaded = self._store.user_vectors(user_id, with_vectors=loads)
+                cache = _rows(generation, loaded, self._in_store)
             self._cache[user_id] = cache
             return cache

@@ -431,7 +431,7 @@ def _select(
         return [], penalties
     if not diversify:
         return [int(r) for r in pool[:limit]], penalties
-    vectors = cache.matrix[pool] if mmr_lambda is not None else None
+    vectors = cache.row_vectors(pool) if mmr_lambda is not None else None
     closest = np.zeros(len(pool))
     taken: dict[int, int] = defaultdict(int)
     chosen: list[int] = []

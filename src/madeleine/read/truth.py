@@ -232,7 +232,7 @@ class TruthStage:
         best_fact = float(relevance[holding].max()) if holding.any() else -np.inf
         vector = query.query_vector()
         assert vector is not None
-        turn_relevance = query.rows.matrix[pool] @ vector
+        turn_relevance = query.rows.row_vectors(pool) @ vector
         floor = {
             int(row): max(float(near), best_fact) - margin
             for row, near in zip(pool.tolist(), turn_relevance.tolist(), strict=True)

@@ -118,7 +118,12 @@ class EpisodeIndex(Protocol):
         """(added, changed) counters: a reader's cache of the user is stale when they move."""
         ...
 
-    def user_vectors(self, user_id: str, after_id: int = 0) -> UserVectors: ...
+    def user_vectors(
+        self, user_id: str, after_id: int = 0, with_vectors: bool = True
+    ) -> UserVectors:
+        """The user's episodes as arrays; ``with_vectors=False`` leaves the vectors where they
+        are (the matrix then has no columns): for a store that searches them itself."""
+        ...
 
     def vector_count(self, user_id: str) -> int:
         """How many episode vectors the user has."""
@@ -144,6 +149,29 @@ class EpisodeIndex(Protocol):
         ...
 
     def rebuild_missing_digests(self) -> int: ...
+
+
+class DenseSearch(Protocol):
+    """Nearest episodes computed where the vectors live (a database server), so that a
+    process never holds a user's vectors: any API replica can serve any user."""
+
+    def nearest(
+        self,
+        user_id: str,
+        query: npt.NDArray[np.float32],
+        depth: int,
+        time_range: tuple[float, float] | None,
+        floor: float | None,
+        exact: bool,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(episode ids, cosine similarities), best first: the top ``depth``, plus every
+        further episode above ``floor``; ``exact`` scans the user's rows, else the ANN index
+        answers (with the user filter applied inside its scan)."""
+        ...
+
+    def vectors(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """The vectors of these episodes, in this order (a zero row for a deleted one)."""
+        ...
 
 
 class VectorIndex(Protocol):
@@ -445,6 +473,7 @@ class Store(EventLog, Outbox, EpisodeIndex, Protocol):
     short_term: ShortTermRepository
     kb: KnowledgeRepository
     vectors: VectorIndex
+    dense: DenseSearch | None  # set when the store searches vectors itself (PostgreSQL)
     read_only: bool  # opened for reads only: writes raise StoreReadOnlyError
 
     @property

@@ -163,10 +163,13 @@ class PgEpisodes:
             ).fetchone()
         return int(row[0])
 
-    def user_vectors(self, user_id: str, after_id: int = 0) -> UserVectors:
+    def user_vectors(
+        self, user_id: str, after_id: int = 0, with_vectors: bool = True
+    ) -> UserVectors:
+        vector = "e.vector" if with_vectors else "NULL"
         with self._db.connect() as conn:
             rows = conn.execute(
-                """SELECT e.id, e.occurred_at, e.vector, e.session_id, e.kind,
+                f"""SELECT e.id, e.occurred_at, {vector}, e.session_id, e.kind,
                           coalesce((ev.metadata ->> 'pinned')::boolean, false)
                    FROM episodes e LEFT JOIN events ev ON ev.id = e.focus_event_id
                    WHERE e.user_id = %s AND e.id > %s ORDER BY e.id""",
@@ -184,7 +187,11 @@ class PgEpisodes:
         return UserVectors(
             np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
             np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows)),
-            np.stack([as_array(r[2]) for r in rows]),
+            (
+                np.stack([as_array(r[2]) for r in rows])
+                if with_vectors
+                else np.zeros((len(rows), 0), dtype=np.float32)
+            ),
             [str(r[3]) for r in rows],
             [str(r[4]) for r in rows],
             np.fromiter((bool(r[5]) for r in rows), dtype=np.bool_, count=len(rows)),

@@ -15,6 +15,7 @@ from madeleine.errors import EmbedderMismatchError
 from madeleine.store.crypto import VaultCipher
 from madeleine.store.export import exported_log
 from madeleine.store.ports import (
+    DenseSearch,
     FactRepository,
     GraphRepository,
     ImportRepository,
@@ -38,7 +39,12 @@ from madeleine.store.postgres.log import MAX_ATTEMPTS, PgLog, enqueue
 from madeleine.store.postgres.migrations import migrate
 from madeleine.store.postgres.short_term import PgShortTerm
 from madeleine.store.postgres.vault import PgVault
-from madeleine.store.postgres.vectors import PgVectors, drop_other_hnsw_indexes, hnsw_index_sql
+from madeleine.store.postgres.vectors import (
+    PgDense,
+    PgVectors,
+    drop_other_hnsw_indexes,
+    hnsw_index_sql,
+)
 from madeleine.text.pii import tokens_in
 
 DEFAULT_SCHEMA = "madeleine"
@@ -73,6 +79,7 @@ class PostgresStore(PgLog, PgEpisodes):
         vault = PgVault(self._db, VaultCipher(vault_key))
         self.vault: VaultRepository = vault
         self.vectors: VectorIndex = PgVectors(self._db, ann_threshold)
+        self.dense: DenseSearch | None = PgDense(self._db)
         try:
             vault.check_key()
         except Exception:

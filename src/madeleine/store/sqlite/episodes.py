@@ -293,11 +293,14 @@ class EpisodeTables:
         )
         return int(row[0])
 
-    def user_vectors(self, user_id: str, after_id: int = 0) -> UserVectors:
+    def user_vectors(
+        self, user_id: str, after_id: int = 0, with_vectors: bool = True
+    ) -> UserVectors:
+        vector = "v.vector" if with_vectors else "x''"
         rows = (
             self._db.get()
             .execute(
-                "SELECT v.episode_id, e.occurred_at, v.vector, e.session_id, e.kind, "
+                f"SELECT v.episode_id, e.occurred_at, {vector}, e.session_id, e.kind, "
                 "COALESCE(json_extract(ev.metadata, '$.pinned'), 0) "
                 "FROM episode_vectors AS v "
                 "JOIN episodes AS e ON e.id = v.episode_id "

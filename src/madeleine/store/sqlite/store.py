@@ -17,6 +17,7 @@ from madeleine.errors import EmbedderMismatchError, StoreDamagedError, StoreRead
 from madeleine.store.crypto import VaultCipher
 from madeleine.store.export import exported_log
 from madeleine.store.ports import (
+    DenseSearch,
     FactRepository,
     GraphRepository,
     ImportRepository,
@@ -108,6 +109,7 @@ class SQLiteStore(LogTables, EpisodeTables):
             self._db.get, VaultCipher(vault_key), self._db.write
         )
         self.vectors: VectorIndex = UsearchFiles(directory / "ann", ann_threshold)
+        self.dense: DenseSearch | None = None  # vectors are searched in the process
         try:
             self.vault.check_key()
         except Exception:
