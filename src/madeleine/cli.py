@@ -163,6 +163,12 @@ def _parser() -> argparse.ArgumentParser:
     locomo.add_argument("--conversations", help="comma-separated sample ids")
     locomo.add_argument("--workdir", type=Path, help="where to build the store (default: temp)")
     locomo.add_argument(
+        "--store",
+        metavar="URL",
+        help="build the store in this PostgreSQL database instead (a fresh schema, dropped "
+        "after the run)",
+    )
+    locomo.add_argument(
         "--reuse",
         action="store_true",
         help="reuse the store an earlier run built in --workdir: messages are found as "
@@ -578,6 +584,30 @@ def _progress_bars(
             bar.close()
 
 
+@contextmanager
+def _bench_store(
+    url: str | None, workdir: Path | None
+) -> Iterator[tuple[Path | str | None, dict[str, Any]]]:
+    """Where a benchmark builds its store: ``workdir`` (or a temp dir), or a fresh schema of
+    the PostgreSQL database at ``url``, dropped afterwards."""
+    if url is None:
+        yield workdir, {}
+        return
+    if not is_postgres_url(url):
+        raise ValueError(f"--store takes a postgresql:// URL, got {url!r}")
+    import uuid
+
+    from cryptography.fernet import Fernet
+
+    from madeleine.store.postgres.tenants import drop_schema
+
+    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    try:
+        yield url, {"store_schema": schema, "vault_key": Fernet.generate_key().decode()}
+    finally:
+        drop_schema(url, schema)
+
+
 def _cmd_bench_locomo(args: argparse.Namespace) -> int:
     from madeleine.bench.locomo import ABLATION, METRICS, Variant, load_locomo, run_locomo_variants
 
@@ -600,9 +630,14 @@ def _cmd_bench_locomo(args: argparse.Namespace) -> int:
         "index": (sum(c.turns for c in selected), "turn"),
         "questions": (sum(len(c.questions) for c in selected), "q"),
     }
-    with _progress_bars(totals) as progress:
+    with _progress_bars(totals) as progress, _bench_store(args.store, workdir) as (where, opts):
         results = run_locomo_variants(
-            args.path, variants, data_dir=workdir, conversations=wanted, progress=progress
+            args.path,
+            variants,
+            data_dir=where,
+            conversations=wanted,
+            progress=progress,
+            memory_options=opts,
         )
     main = results["main"]
     print(f"LoCoMo retrieval — {args.path.name}, channels: {args.channels or 'all'}")

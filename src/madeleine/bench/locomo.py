@@ -18,6 +18,7 @@ from typing import Any
 
 from madeleine.api import Memory
 from madeleine.bench.metrics import ndcg_at, percentile, recall_at, session_recall
+from madeleine.store import is_postgres_url
 from madeleine.text.timeparse import parse_timestamp
 
 CATEGORY_NAMES = {
@@ -262,7 +263,7 @@ def run_locomo_variants(
     path: Path,
     variants: Mapping[str, Variant | Sequence[str] | None],
     *,
-    data_dir: Path | None = None,
+    data_dir: Path | str | None = None,
     limit: int = 10,
     conversations: Sequence[str] | None = None,
     progress: Callable[[str, int], Any] | None = None,
@@ -279,7 +280,11 @@ def run_locomo_variants(
         corpus = [c for c in corpus if c.sample_id in set(conversations)]
     if not corpus:
         raise ValueError("no LoCoMo conversations selected")
-    workdir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="madeleine-locomo-"))
+    workdir: Path | str
+    if isinstance(data_dir, str) and is_postgres_url(data_dir):
+        workdir = data_dir
+    else:
+        workdir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="madeleine-locomo-"))
     options = {"background": False, **(memory_options or {})}
     by_category: dict[str, dict[int, CategoryScores]] = {
         name: defaultdict(CategoryScores) for name in variants

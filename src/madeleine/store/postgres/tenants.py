@@ -15,3 +15,14 @@ def tenant_schemas(url: str, base: str) -> list[str]:
             (prefix,),
         ).fetchall()
     return [str(r[0]) for r in rows]
+
+
+def drop_schema(url: str, schema: str) -> None:
+    """Remove a store's schema and everything in it (a benchmark's scratch store)."""
+    import psycopg
+
+    from madeleine.store.postgres.connection import require_schema_name
+
+    require_schema_name(schema)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
