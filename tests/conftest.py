@@ -8,7 +8,11 @@ import pytest
 from madeleine import Memory
 from madeleine.embed.base import Embedder
 from madeleine.embed.factory import load_embedder
-from tests.postgres import pg_schema, pg_url  # noqa: F401  (a real PostgreSQL server)
+from tests.postgres import (  # noqa: F401  (a real PostgreSQL server; the backend switch)
+    _store_backend,
+    pg_schema,
+    pg_url,
+)
 from tests.store.backends import store_fixture  # noqa: F401  (the ``store`` fixture, per backend)
 
 

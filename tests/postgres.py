@@ -38,3 +38,49 @@ def pg_schema(pg_url: str) -> Iterator[str]:
     yield schema
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+BACKEND = os.environ.get("MADELEINE_TEST_BACKEND", "sqlite")
+
+
+@pytest.fixture(autouse=True)
+def _store_backend(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """``MADELEINE_TEST_BACKEND=postgres`` runs every test that opens a store by directory
+    on PostgreSQL instead: each directory becomes a schema of the tests' server (the same
+    directory, the same schema and vault key, so reopening works). Tests of the embedded
+    files themselves are marked ``sqlite_only`` and skipped there."""
+    if BACKEND != "postgres":
+        yield
+        return
+    if request.node.get_closest_marker("sqlite_only"):
+        pytest.skip("a test of the embedded store's own files")
+    import base64
+    import hashlib
+
+    import psycopg
+
+    from madeleine import engine
+    from madeleine.store import is_postgres_url, open_store
+
+    url = request.getfixturevalue("pg_url")
+    schemas: set[str] = set()
+
+    def on_postgres(directory: object, **options: object) -> object:
+        if is_postgres_url(directory):
+            return open_store(directory, **options)  # type: ignore[arg-type]
+        digest = hashlib.sha256(str(Path(str(directory)).resolve()).encode()).digest()
+        schema = "d_" + digest.hex()[:20]
+        schemas.add(schema)
+        options = {k: v for k, v in options.items() if k not in ("busy_timeout_ms", "read_only")}
+        options["schema"] = schema
+        if not options.get("vault_key"):
+            options["vault_key"] = base64.urlsafe_b64encode(digest).decode()
+        return open_store(url, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "open_store", on_postgres)
+    yield
+    with psycopg.connect(url, autocommit=True) as conn:
+        for schema in schemas:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
