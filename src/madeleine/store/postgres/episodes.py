@@ -13,6 +13,7 @@ import numpy as np
 from madeleine.store.postgres.connection import Database, PgTransaction
 from madeleine.store.postgres.lexical import (
     bm25,
+    count_documents,
     phrase_query,
     query_lexemes,
     tokens,
@@ -260,7 +261,7 @@ def insert_episode(conn: Any, episode: EpisodeRow, now: float) -> int:
             np.asarray(episode.vector, dtype=np.float32),
         ),
     ).fetchone()
-    _count(conn, "episodes", 1, length)
+    count_documents(conn, "episodes", 1, length)
     return int(row[0])
 
 
@@ -271,7 +272,7 @@ def remove_episode_of_event(conn: Any, event_id: int) -> str | None:
     ).fetchone()
     if row is None:
         return None
-    _count(conn, "episodes", -1, -int(row[1]))
+    count_documents(conn, "episodes", -1, -int(row[1]))
     bump(conn, str(row[0]), changed=True)
     return str(row[0])
 
@@ -282,13 +283,6 @@ def bump(conn: Any, user_id: str, changed: bool) -> None:
            ON CONFLICT (user_id) DO UPDATE SET added_gen = user_state.added_gen + 1,
            changed_gen = user_state.changed_gen + excluded.changed_gen""",
         (user_id, 1 if changed else 0),
-    )
-
-
-def _count(conn: Any, corpus: str, docs: int, length: int) -> None:
-    conn.execute(
-        "UPDATE lexical_stats SET docs = docs + %s, length = length + %s WHERE corpus = %s",
-        (docs, length, corpus),
     )
 
 
@@ -316,7 +310,7 @@ def refresh_digest(conn: Any, user_id: str, session_id: str) -> None:
         (user_id, session_id),
     ).fetchone()
     if old is not None:
-        _count(conn, "sessions", -1, -int(old[0]))
+        count_documents(conn, "sessions", -1, -int(old[0]))
     rows = conn.execute(
         """SELECT body_text, occurred_at FROM episodes WHERE user_id = %s AND session_id = %s
            ORDER BY occurred_at, id""",
@@ -342,7 +336,7 @@ def refresh_digest(conn: Any, user_id: str, session_id: str) -> None:
             length + 1,
         ),
     )
-    _count(conn, "sessions", 1, length + 1)
+    count_documents(conn, "sessions", 1, length + 1)
 
 
 def _episode(row: Sequence[Any]) -> StoredEpisode:

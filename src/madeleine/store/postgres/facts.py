@@ -15,7 +15,12 @@ from psycopg.types.json import Jsonb
 from madeleine.facts.cards import Card, CardDraft
 from madeleine.store.postgres.connection import Database, conn_of
 from madeleine.store.postgres.episodes import as_array
-from madeleine.store.postgres.lexical import bm25, query_lexemes, tsvector_literal
+from madeleine.store.postgres.lexical import (
+    bm25,
+    count_documents,
+    query_lexemes,
+    tsvector_literal,
+)
 from madeleine.store.records import FactVectors, StoredFact, Transaction, fact_number
 from madeleine.text.timeparse import from_epoch, to_epoch
 
@@ -84,7 +89,7 @@ class PgFacts:
         ).fetchone()
         fact_id = int(row[0])
         _add_sources(conn, fact_id, draft.sources)
-        _count(conn, 1, length + 1)
+        count_documents(conn, "facts", 1, length + 1)
         return fact_id
 
     def supersede(
@@ -414,7 +419,7 @@ def _delete(conn: Any, ids: Sequence[int]) -> None:
     removed = conn.execute(
         "DELETE FROM facts WHERE id = ANY(%s) RETURNING terms_length", (numbers,)
     ).fetchall()
-    _count(conn, -len(removed), -sum(int(r[0]) for r in removed))
+    count_documents(conn, "facts", -len(removed), -sum(int(r[0]) for r in removed))
     conn.execute("UPDATE facts SET supersedes = NULL WHERE supersedes = ANY(%s)", (numbers,))
     conn.execute(
         """UPDATE facts SET superseded_by = NULL, status = 'current', superseded_at = NULL
@@ -432,13 +437,6 @@ def _sync_sources(conn: Any, fact_ids: Sequence[int]) -> None:
                     WHERE fact_id = %s), '[]'::jsonb)) WHERE id = %s""",
             (fact_id, fact_id),
         )
-
-
-def _count(conn: Any, docs: int, length: int) -> None:
-    conn.execute(
-        "UPDATE lexical_stats SET docs = docs + %s, length = length + %s WHERE corpus = 'facts'",
-        (docs, length),
-    )
 
 
 def _current(conn: Any, user_id: str) -> list[StoredFact]:

@@ -140,3 +140,11 @@ def bm25(
     values |= {f"w{i}": weight for i, (_, weight) in enumerate(columns)}
     rows = conn.execute(sql, values).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def count_documents(conn: Any, corpus: str, docs: int, length: int) -> None:
+    """Move BM25's corpus statistics (``lexical_stats``) by the documents written or gone."""
+    conn.execute(
+        "UPDATE lexical_stats SET docs = docs + %s, length = length + %s WHERE corpus = %s",
+        (docs, length, corpus),
+    )

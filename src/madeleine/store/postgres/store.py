@@ -35,6 +35,7 @@ from madeleine.store.postgres.facts import PgFacts
 from madeleine.store.postgres.graph import PgGraph
 from madeleine.store.postgres.imports import PgImportLog
 from madeleine.store.postgres.kb import PgKnowledge, reset_kb_vectors
+from madeleine.store.postgres.lexical import count_documents
 from madeleine.store.postgres.log import MAX_ATTEMPTS, PgLog, enqueue
 from madeleine.store.postgres.migrations import migrate
 from madeleine.store.postgres.short_term import PgShortTerm
@@ -210,20 +211,12 @@ class PostgresStore(PgLog, PgEpisodes):
             episodes = conn.execute(
                 "DELETE FROM episodes WHERE user_id = %s RETURNING terms_length", (user_id,)
             ).fetchall()
-            conn.execute(
-                """UPDATE lexical_stats SET docs = docs - %s, length = length - %s
-                   WHERE corpus = 'episodes'""",
-                (len(episodes), sum(int(r[0]) for r in episodes)),
-            )
+            count_documents(conn, "episodes", -len(episodes), -sum(int(r[0]) for r in episodes))
             digests = conn.execute(
                 "DELETE FROM session_digests WHERE user_id = %s RETURNING terms_length",
                 (user_id,),
             ).fetchall()
-            conn.execute(
-                """UPDATE lexical_stats SET docs = docs - %s, length = length - %s
-                   WHERE corpus = 'sessions'""",
-                (len(digests), sum(int(r[0]) for r in digests)),
-            )
+            count_documents(conn, "sessions", -len(digests), -sum(int(r[0]) for r in digests))
             counts = {
                 "events": conn.execute(
                     "DELETE FROM events WHERE user_id = %s", (user_id,)
