@@ -12,7 +12,10 @@ from tests.postgres import (  # noqa: F401  (a real PostgreSQL server; the backe
     _store_backend,
     pg_schema,
     pg_url,
+    store_location,
+    stored_text,
 )
+from tests.redis_server import redis_prefix, redis_url  # noqa: F401  (a real Redis server)
 from tests.store.backends import store_fixture  # noqa: F401  (the ``store`` fixture, per backend)
 
 

@@ -42,6 +42,8 @@ OTHER: dict[str, Any] = {
     "store": "postgresql://u:p@db:5432/mem",
     "store_schema": "tenant_a",
     "store_pool_size": 4,
+    "redis_url": "redis://cache:6379/1",
+    "redis_prefix": "app-one",
     "busy_timeout_ms": 1000,
     "ann_threshold": 99,
     "worker_batch": 8,

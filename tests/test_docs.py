@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from madeleine.config import setting_docs
+from tests.postgres import BACKEND
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 # | `graph_damping` | `graph.damping` | 0.85 | PageRank damping d |
@@ -38,4 +39,5 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert example is not None
     monkeypatch.chdir(tmp_path)
     exec(compile(example.group(1), "README.md", "exec"), {})
-    assert (tmp_path / "memory-data" / "memory.db").exists()
+    if BACKEND == "sqlite":  # on PostgreSQL the tests keep ./memory-data in a schema
+        assert (tmp_path / "memory-data" / "memory.db").exists()

@@ -41,7 +41,7 @@ from madeleine.shortterm.summary import summarizer_for
 from madeleine.store import is_postgres_url
 from madeleine.store.records import MAX_ID, fact_number
 from madeleine.text.tokens import TokenCounter
-from madeleine.write.normalize import require_id
+from madeleine.write.normalize import require_id, require_text
 
 Moment = datetime | str | float | None
 
@@ -322,6 +322,8 @@ class Memory:
         require_collection_name(name)
         if description is not None and not isinstance(description, str):
             raise TypeError(f"description must be a str, got {type(description).__name__}")
+        if description is not None:
+            require_text(description, "description")
         known = {c.name: c for c in engine.store.kb.collections()}
         if name not in known or (
             description is not None and known[name].description != description
@@ -476,7 +478,10 @@ class Memory:
         """Delete a message by the external id it was added with."""
         engine = self._open()
         require_id(user_id, "user_id")
-        event_id = engine.store.event_by_external_id(user_id, str(message_id))
+        if isinstance(message_id, bool) or not isinstance(message_id, str | int):
+            raise TypeError(f"message_id must be a str or int, got {type(message_id).__name__}")
+        message_id = require_text(str(message_id), "message_id")
+        event_id = engine.store.event_by_external_id(user_id, message_id)
         return False if event_id is None else self.delete(f"ev_{event_id}", user_id=user_id)
 
     def forget_user(self, user_id: str) -> dict[str, int]:

@@ -248,7 +248,17 @@ def _parser() -> argparse.ArgumentParser:
     serve_bench.add_argument("--users", type=int, default=4, help="synthetic users seeded")
     serve_bench.add_argument("--turns", type=int, default=300, help="turns seeded per user")
     serve_bench.add_argument("--write-share", type=float, default=0.2, help="share of adds")
-    serve_bench.add_argument("--workers", type=int, default=1, help="server processes")
+    serve_bench.add_argument("--workers", type=int, default=1, help="API server processes")
+    serve_bench.add_argument(
+        "--index-workers",
+        type=int,
+        default=0,
+        help="`madeleine worker` processes that index (0: the API processes index)",
+    )
+    serve_bench.add_argument(
+        "--store", help="postgresql://… (a fresh schema, dropped afterwards; default: embedded)"
+    )
+    serve_bench.add_argument("--redis", help="redis://… for sessions and job notifications")
     serve_bench.set_defaults(handler=_cmd_bench_serve)
 
     kb_bench = suites.add_parser("kb", help="knowledge-base retrieval benchmarks")
@@ -730,10 +740,14 @@ def _cmd_bench_serve(args: argparse.Namespace) -> int:
             turns_per_user=args.turns,
             write_share=args.write_share,
             workers=args.workers,
+            index_workers=args.index_workers,
+            store=args.store,
+            redis=args.redis,
             progress=progress,
         )
     print(result.table())
-    return 0 if not result.errors else 1
+    verified = result.verification is None or result.verification.ok
+    return 0 if not result.errors and verified else 1
 
 
 def _cmd_bench_kb_korquad(args: argparse.Namespace) -> int:

@@ -104,6 +104,16 @@ class StoreSettings(BaseModel):
     pool_size: int = Field(
         default=8, gt=0, le=1000, description="PostgreSQL connections per process"
     )
+    redis_url: str | None = Field(
+        default=None,
+        description="redis://host:6379/0 puts sessions, agent state and job notifications in "
+        "Redis (None: they stay in the store)",
+    )
+    redis_prefix: str = Field(
+        default="madeleine",
+        pattern=r"^[A-Za-z0-9_.-]{1,64}$",
+        description="prefix of every Redis key and channel (one per deployment)",
+    )
     busy_timeout_ms: int = Field(default=30_000, gt=0, description="SQLite busy timeout")
     ann_threshold: int = Field(
         default=20_000, gt=0, description="a user's vector count from which the ANN index is used"
@@ -441,6 +451,8 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
     "store": ("store", "url"),
     "store_schema": ("store", "schema_name"),
     "store_pool_size": ("store", "pool_size"),
+    "redis_url": ("store", "redis_url"),
+    "redis_prefix": ("store", "redis_prefix"),
     "fusion": ("fusion", "method"),
     "dense_weight": ("fusion", "dense_weight"),
     "bm25_reference": ("fusion", "bm25_reference"),

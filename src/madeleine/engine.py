@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from madeleine.read.restore import Restorer
 from madeleine.read.search import Searcher
 from madeleine.store import open_store
 from madeleine.store.crypto import KEY_FILE, load_key, split_keys, write_key_file
-from madeleine.store.ports import Store
+from madeleine.store.ports import JobSignal, Store
 from madeleine.store.records import MAX_ID
 from madeleine.text.analyzer import Analyzer, MultilingualAnalyzer
 from madeleine.text.pii import policy_from
@@ -63,6 +63,7 @@ class Engine:
     tokens: TokenCounter
     knowledge: KnowledgeSearcher
     documents: DocumentPreparer
+    signal: JobSignal | None = None  # wakes other processes' workers (Redis)
 
     def kb_changed(self) -> None:
         """A document was stored: wake the indexer to embed its chunks."""
@@ -158,6 +159,8 @@ class Engine:
     def close(self) -> None:
         if self.worker is not None:
             self.worker.stop()
+        if self.signal is not None:
+            self.signal.close()
         self.searcher.close()
         closer = getattr(self.llm, "close", None)
         if closer is not None:
@@ -183,6 +186,8 @@ def build_engine(
         read_only=read_only,
         schema=settings.store.schema_name,
         pool_size=settings.store.pool_size,
+        redis_url=settings.store.redis_url,
+        redis_prefix=settings.store.redis_prefix,
     )
     try:
         model = (
@@ -248,6 +253,8 @@ def build_engine(
     indexer.kb = KnowledgeIndexer(store.kb, model, contextualizer=situate)
     restorer = Restorer(store.vault)
     tokens = token_counter or token_estimator(settings.limits.tokenizer)
+    signal = job_signal(settings) if not store.read_only else None
+    wakers = [w.notify for w in (worker, signal) if w is not None]
     return Engine(
         settings=settings,
         store=store,
@@ -258,7 +265,7 @@ def build_engine(
             policy_from(settings.pii.policy),
             max_message_chars=settings.limits.max_message_chars,
             max_batch_messages=settings.limits.max_batch_messages,
-            notify=None if worker is None else worker.notify,
+            notify=_fan_out(wakers),
         ),
         indexer=indexer,
         worker=worker,
@@ -276,6 +283,31 @@ def build_engine(
             settings.kb,
         ),
         documents=DocumentPreparer(analyzer, tokens, settings.kb, model),
+        signal=signal,
+    )
+
+
+def _fan_out(wakers: list[Callable[[], None]]) -> Callable[[], None] | None:
+    """One ``notify`` for the intake that wakes this process's worker and the others'."""
+    if not wakers:
+        return None
+
+    def notify() -> None:
+        for wake in wakers:
+            wake()
+
+    return notify
+
+
+def job_signal(settings: Settings) -> JobSignal | None:
+    """Redis notifications for workers in other processes, when Redis is configured."""
+    if not settings.store.redis_url:
+        return None
+    from madeleine.store.redis import connect, jobs_channel
+    from madeleine.store.redis.signals import RedisJobSignal
+
+    return RedisJobSignal(
+        connect(settings.store.redis_url), jobs_channel(settings.store.redis_prefix)
     )
 
 

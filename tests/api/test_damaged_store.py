@@ -13,6 +13,8 @@ from madeleine import Memory, StoreDamagedError
 from tests.bench.test_cli_and_bench import _cli
 from tests.fakes import HashingEmbedder
 
+pytestmark = pytest.mark.sqlite_only  # the embedded store's own files
+
 PAGE = 4096
 
 

@@ -58,11 +58,11 @@ def _assert_indexed_exactly_once(memory: Memory, expected_ids: set[str], user_id
 
 
 def test_sigkill_mid_ingest_loses_no_acknowledged_message(
-    tmp_path: Path, embedder: Embedder
+    tmp_path: Path, store_location: str, embedder: Embedder
 ) -> None:
-    store = tmp_path / "store"
+    store = store_location
     # a short lease: the batch the child was indexing when killed is retried within seconds
-    process = _spawn(tmp_path, str(store), "u1", "k", "400", lease="1.0")
+    process = _spawn(tmp_path, store, "u1", "k", "400", lease="1.0")
     acknowledged: list[str] = []
     assert process.stdout is not None
     deadline = time.monotonic() + 120
@@ -85,11 +85,13 @@ def test_sigkill_mid_ingest_loses_no_acknowledged_message(
         assert "k-5" in [s for h in hit for s in h.source_ids]
 
 
-def test_two_processes_write_concurrently(tmp_path: Path, embedder: Embedder) -> None:
-    store = tmp_path / "store"
+def test_two_processes_write_concurrently(
+    tmp_path: Path, store_location: str, embedder: Embedder
+) -> None:
+    store = store_location
     Memory(store, embedder=embedder).close()  # create the schema first, like a deployment would
-    first = _spawn(tmp_path, str(store), "shared", "p", "60")
-    second = _spawn(tmp_path, str(store), "shared", "q", "60")
+    first = _spawn(tmp_path, store, "shared", "p", "60")
+    second = _spawn(tmp_path, store, "shared", "q", "60")
     outputs = [first.communicate(timeout=300)[0], second.communicate(timeout=300)[0]]
     assert first.returncode == 0 and second.returncode == 0
     for output in outputs:

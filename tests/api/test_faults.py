@@ -23,7 +23,7 @@ sys.path.insert(0, sys.argv[3])
 from madeleine import Memory
 from tests.fakes import HashingEmbedder
 
-path, journal_path = Path(sys.argv[1]), Path(sys.argv[2])
+path, journal_path = sys.argv[1], Path(sys.argv[2])
 journal = open(journal_path, "a", buffering=1)
 
 def note(line):
@@ -49,15 +49,15 @@ with Memory(path, embedder=HashingEmbedder(), background=False, lease_seconds=0.
 """
 
 
-def test_random_kills_lose_nothing_acknowledged(tmp_path: Path) -> None:
-    path, journal = tmp_path / "m", tmp_path / "journal"
+def test_random_kills_lose_nothing_acknowledged(tmp_path: Path, store_location: str) -> None:
+    path, journal = store_location, tmp_path / "journal"
     journal.touch()
     rng = random.Random(13)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     for _ in range(4):
         written = len(journal.read_text().splitlines())
         child = subprocess.Popen(
-            [sys.executable, "-c", WORKLOAD, str(path), str(journal), str(ROOT)],
+            [sys.executable, "-c", WORKLOAD, path, str(journal), str(ROOT)],
             env=env,
             stderr=subprocess.PIPE,
         )

@@ -1,25 +1,14 @@
 from __future__ import annotations
 
-import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from madeleine import Memory
 from madeleine.embed.base import Embedder
 from madeleine.store.sqlite.lexical import scope_token
+from tests.postgres import BACKEND
 
 SECRET = "Zanzibarian marmalade recipe"
-
-
-def _all_text_in_store(path: Path) -> str:
-    """Every text value in every table of the database, including the FTS5 shadow tables."""
-    conn = sqlite3.connect(path / "memory.db")
-    chunks: list[str] = []
-    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-    for table in tables:
-        for row in conn.execute(f'SELECT * FROM "{table}"'):
-            chunks.extend(str(v) for v in row if isinstance(v, str | bytes))
-    conn.close()
-    return "\n".join(chunks)
 
 
 def _populate(memory: Memory) -> None:
@@ -64,7 +53,9 @@ def test_delete_checks_owner_when_user_given(memory: Memory) -> None:
     assert memory.delete(alice_hit.id, user_id="alice") is True
 
 
-def test_delete_reaches_every_index(tmp_path: Path, embedder: Embedder) -> None:
+def test_delete_reaches_every_index(
+    tmp_path: Path, embedder: Embedder, stored_text: Callable[[Path], str]
+) -> None:
     with Memory(tmp_path / "m", embedder=embedder) as memory:
         _populate(memory)
         hit = memory.search("marmalade", user_id="alice")[0]
@@ -83,8 +74,8 @@ def test_delete_reaches_every_index(tmp_path: Path, embedder: Embedder) -> None:
         assert SECRET not in str(memory.export_user("alice"))
         integrity = memory.integrity()
         assert integrity["episodes"] == integrity["vectors"] == integrity["fts"] == 3
-    assert SECRET not in _all_text_in_store(tmp_path / "m")
-    assert "marmalad" not in _all_text_in_store(tmp_path / "m")  # not even the stemmed term
+    assert SECRET not in stored_text(tmp_path / "m")
+    assert "marmalad" not in stored_text(tmp_path / "m")  # not even the stemmed term
 
 
 def test_delete_message_by_external_id(memory: Memory) -> None:
@@ -94,11 +85,14 @@ def test_delete_message_by_external_id(memory: Memory) -> None:
     assert [e["external_id"] for e in memory.export_user("bob")["events"]] == ["b2"]
 
 
-def test_forget_user_removes_everything(tmp_path: Path, embedder: Embedder) -> None:
+def test_forget_user_removes_everything(
+    tmp_path: Path, embedder: Embedder, stored_text: Callable[[Path], str]
+) -> None:
     with Memory(tmp_path / "m", embedder=embedder, ann_threshold=1) as memory:
         _populate(memory)
         assert memory.search("marathon", user_id="alice")  # builds alice's ANN index file
-        assert list((tmp_path / "m" / "ann").glob("*.usearch"))
+        if BACKEND == "sqlite":
+            assert list((tmp_path / "m" / "ann").glob("*.usearch"))
         counts = memory.forget_user("alice")
         assert counts["events"] == 2 and counts["episodes"] == 2 and counts["vectors"] == 2
         assert memory.search("marathon", user_id="alice") == []
@@ -112,10 +106,10 @@ def test_forget_user_removes_everything(tmp_path: Path, embedder: Embedder) -> N
             "agents": [],
         }
         assert next(h.source_ids for h in memory.search("marathon", user_id="bob")) == ["b2"]
-        assert not list((tmp_path / "m" / "ann").glob(scope_token("alice") + "*"))
+        assert not list((tmp_path / "m" / "ann").glob(scope_token("alice") + "*"))  # no file
         integrity = memory.integrity()
         assert integrity["episodes"] == integrity["vectors"] == integrity["fts"] == 2
-    text = _all_text_in_store(tmp_path / "m")
+    text = stored_text(tmp_path / "m")
     assert SECRET not in text and "Berlin" not in text and "berlin" not in text
 
 
@@ -160,7 +154,8 @@ def test_vectors_for_large_users_use_the_ann_index(tmp_path: Path, embedder: Emb
         memory.wait(timeout=120)
         ann = memory.search("playing jazz on the piano", user_id="u", channels=["dense"], limit=5)
         assert all("jazz piano" in h.text for h in ann)
-        assert (tmp_path / "m" / "ann").is_dir()
+        if BACKEND == "sqlite":  # PostgreSQL keeps it as an HNSW index in the database
+            assert (tmp_path / "m" / "ann").is_dir()
         # a deletion is reflected in the ANN results
         memory.delete(ann[0].id, user_id="u")
         after = memory.search("playing jazz on the piano", user_id="u", channels=["dense"], limit=5)

@@ -12,6 +12,8 @@ import pytest
 from madeleine import Memory, StoreReadOnlyError
 from tests.fakes import HashingEmbedder
 
+pytestmark = pytest.mark.sqlite_only  # the embedded store's own files
+
 
 def _fingerprint(path: Path) -> dict[str, str]:
     """The store's own files (SQLite may leave its empty -wal / -shm coordination files)."""

@@ -32,6 +32,7 @@ def _restored(memory: Memory) -> set[str]:
     return {e["content"] for e in memory.export_user("u")["events"]}
 
 
+@pytest.mark.sqlite_only  # the key file lives beside the embedded store
 def test_rotation_with_the_key_file_reencrypts_everything(tmp_path: Path) -> None:
     path = tmp_path / "m"
     with Memory(path, embedder=HashingEmbedder(), background=False) as memory:

@@ -18,6 +18,7 @@ from madeleine.bench.longmemeval import (
 )
 from madeleine.cli import main
 from madeleine.embed.base import Embedder
+from tests.postgres import BACKEND
 
 
 def _turn(role: str, content: str, has_answer: bool | None = None) -> dict[str, Any]:
@@ -206,8 +207,9 @@ def test_runner_finds_easy_evidence(tmp_path: Path, embedder: Embedder) -> None:
         hits = memory.search("pottery classes", user_id="q1", limit=3)
         assert hits[0].source_ids == ["answer_pottery:0"]
         assert hits[0].session_id == "answer_pottery"
-    with pytest.raises(ValueError, match="not empty"):
-        run_longmemeval(tmp_path / "lme.json", data_dir=store)
+    if BACKEND == "sqlite":  # a store directory that holds data is refused
+        with pytest.raises(ValueError, match="not empty"):
+            run_longmemeval(tmp_path / "lme.json", data_dir=store)
 
 
 def test_official_indexes_user_turns_only(tmp_path: Path, embedder: Embedder) -> None:

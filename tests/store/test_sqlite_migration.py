@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from madeleine import Memory
 from tests.fakes import HashingEmbedder
 
@@ -52,6 +54,7 @@ def test_ids_are_never_given_again_after_a_delete(tmp_path: Path) -> None:
         assert not deleted & set(now), "a deleted id came back for a new memory"
 
 
+@pytest.mark.sqlite_only  # rewrites the embedded store's tables
 def test_a_version_1_store_is_upgraded_and_keeps_its_ids(tmp_path: Path) -> None:
     path = tmp_path / "m"
     with Memory(path, embedder=HashingEmbedder(), background=False) as memory:

@@ -6,11 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from madeleine import Memory
 from madeleine.store.sqlite.ann import UsearchFiles
 from madeleine.store.sqlite.lexical import scope_token
 from tests.fakes import HashingEmbedder
+
+pytestmark = pytest.mark.sqlite_only  # the embedded store's own files
 
 USER = "dana"
 TOPICS = ["kyoto", "violin", "marathon", "invoice", "garden", "passport", "sushi", "chess"]

@@ -28,8 +28,30 @@ import httpx
 import numpy as np
 
 from madeleine.bench.scale.synthetic import SyntheticUser, generate_user
+from madeleine.store import is_postgres_url
 
 Progress = Callable[[str, int], None]
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Every acknowledged add looked up in the store after the run."""
+
+    acknowledged: int
+    found: int
+    duplicated: int
+    indexed_once: bool
+
+    def line(self) -> str:
+        return (
+            f"acknowledged adds: {self.acknowledged}; in the store: {self.found}; "
+            f"duplicated: {self.duplicated}; each indexed exactly once: "
+            f"{'yes' if self.indexed_once else 'NO'}"
+        )
+
+    @property
+    def ok(self) -> bool:
+        return self.found == self.acknowledged and not self.duplicated and self.indexed_once
 
 
 @dataclass
@@ -42,6 +64,10 @@ class ServeResult:
     latencies: dict[str, list[float]] = field(default_factory=dict)
     errors: Counter[str] = field(default_factory=Counter)
     machine: str = ""
+    index_workers: int = 0
+    backend: str = "embedded SQLite"
+    acknowledged: dict[str, list[str]] = field(default_factory=dict)  # user -> add ids
+    verification: Verification | None = None
 
     def table(self) -> str:
         rows = [
@@ -62,10 +88,11 @@ class ServeResult:
         return "\n".join(
             [
                 f"madeleine bench serve — {self.clients} clients for {self.seconds:.0f} s, "
-                f"{self.workers} server worker(s), {self.write_share:.0%} adds, "
-                f"{self.seed_turns} turns seeded",
+                f"{self.workers} API process(es), {self.index_workers} index worker(s), "
+                f"{self.backend}, {self.write_share:.0%} adds, {self.seed_turns} turns seeded",
                 *rows,
                 f"errors: {errors} ({detail})",
+                *([self.verification.line()] if self.verification else []),
                 f"machine: {self.machine}",
             ]
         )
@@ -78,10 +105,15 @@ def free_port() -> int:
 
 
 def start_server(
-    data: Path, port: int, keys: dict[str, str], workers: int = 1
+    data: Path,
+    port: int,
+    keys: dict[str, str],
+    workers: int = 1,
+    env: dict[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """``madeleine serve`` over ``data`` with ``keys`` ({key: tenant}), once /health answers."""
-    env = {**os.environ, "MADELEINE_API_KEYS": json.dumps(keys)}
+    """``madeleine serve`` over ``data`` with ``keys`` ({key: tenant}), once /health answers.
+    ``env`` adds variables (the store, Redis) to the server's environment."""
+    env = {**os.environ, **(env or {}), "MADELEINE_API_KEYS": json.dumps(keys)}
     command = [sys.executable, "-m", "madeleine", "serve", "--data", str(data)]
     command += ["--port", str(port), "--workers", str(workers)]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
@@ -134,14 +166,18 @@ async def _drive(
 
     async def client(number: int) -> None:
         rng = random.Random(number)
+        sent = 0
         while time.monotonic() < deadline:
             user = rng.choice(users)
+            message_id = ""
             if rng.random() < write_share:
                 kind = "add"
                 text = f"Note {rng.randrange(10**9)}: {rng.choice(user.pool).split(': ', 1)[-1]}"
+                sent += 1
+                message_id = f"load-{number}-{sent}"
+                message = {"role": "user", "content": text, "id": message_id}
                 call = http.post(
-                    "/v1/memories",
-                    json={"user_id": user.user_id, "messages": [{"role": "user", "content": text}]},
+                    "/v1/memories", json={"user_id": user.user_id, "messages": [message]}
                 )
             else:
                 kind = "search"
@@ -157,6 +193,8 @@ async def _drive(
                 result.errors[f"{kind} {type(exc).__name__}"] += 1
                 continue
             latencies[kind].append((time.perf_counter() - started) * 1000)
+            if message_id:
+                result.acknowledged.setdefault(user.user_id, []).append(message_id)
             progress("requests", 1)
 
     await asyncio.gather(*(client(i) for i in range(clients)))
@@ -171,12 +209,24 @@ def run_serve(
     turns_per_user: int = 300,
     write_share: float = 0.2,
     workers: int = 1,
+    index_workers: int = 0,
+    store: str | None = None,
+    redis: str | None = None,
     progress: Progress | None = None,
 ) -> ServeResult:
+    """``workers`` API processes; with ``index_workers`` the API only logs
+    (``MADELEINE_BACKGROUND=false``) and that many ``madeleine worker`` processes index.
+    ``store``: a postgresql:// URL (a fresh schema, dropped afterwards); ``redis``: a Redis
+    URL for sessions and job notifications. After the load, every acknowledged add is looked
+    up in the store: present once, and indexed exactly once."""
     if seconds <= 0 or clients < 1 or users < 1 or turns_per_user < 10 or workers < 1:
         raise ValueError("seconds, clients, users, workers must be positive; turns_per_user >= 10")
+    if index_workers < 0:
+        raise ValueError(f"index_workers must be 0 or more, got {index_workers}")
     if not 0.0 <= write_share <= 1.0:
         raise ValueError(f"write_share must be from 0 to 1, got {write_share}")
+    if store is not None and not is_postgres_url(store):
+        raise ValueError(f"--store takes a postgresql:// URL, got {store!r}")
     report = progress or (lambda stage, n: None)
     people = [
         generate_user(turns_per_user, seed=seed, queries=50, pool_size=200) for seed in range(users)
@@ -187,9 +237,15 @@ def run_serve(
     port = free_port()
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="madeleine-serve-") as directory:
-        server = start_server(Path(directory), port, {key: "bench"}, workers)
+        deployment = _Deployment(Path(directory), store, redis, index_workers)
+        servers: list[subprocess.Popen[bytes]] = []
         try:
+            servers.append(
+                start_server(Path(directory), port, {key: "bench"}, workers, deployment.env)
+            )
             result = ServeResult(seconds, clients, workers, write_share, 0)
+            result.index_workers = index_workers
+            result.backend = deployment.describe()
 
             async def main() -> None:
                 limits = httpx.Limits(max_connections=clients + 2)
@@ -200,15 +256,119 @@ def run_serve(
                     limits=limits,
                 ) as http:
                     result.seed_turns = await _seed(http, people, report)
+                    servers.extend(deployment.start_workers())
                     await _drive(http, people, seconds, clients, write_share, result, report)
 
             asyncio.run(main())
+            result.verification = deployment.verify(result.acknowledged, timeout=600)
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            for process in servers:
+                process.terminate()
+            for process in servers:
+                try:
+                    process.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+            deployment.clean_up()
     end = os.getloadavg()
     result.machine = f"{os.cpu_count()} CPUs, load average {load[0]:.2f} -> {end[0]:.2f}"
     return result
+
+
+class _Deployment:
+    """Where the benchmark's server keeps its data, and the worker processes beside it."""
+
+    def __init__(
+        self, data: Path, store: str | None, redis: str | None, index_workers: int
+    ) -> None:
+        from cryptography.fernet import Fernet
+
+        self.data = data
+        self.store = store
+        self.redis = redis
+        self.index_workers = index_workers
+        self.schema = f"bench_{secrets.token_hex(4)}"
+        self.vault_key = Fernet.generate_key().decode()
+        self.env: dict[str, str] = {}
+        if store is not None:
+            self.env |= {
+                "MADELEINE_STORE": store,
+                "MADELEINE_STORE_SCHEMA": self.schema,
+                "MADELEINE_VAULT_KEY": self.vault_key,
+            }
+        if redis is not None:
+            self.env |= {"MADELEINE_REDIS_URL": redis, "MADELEINE_REDIS_PREFIX": self.schema}
+        if index_workers:
+            self.env["MADELEINE_BACKGROUND"] = "false"
+
+    def describe(self) -> str:
+        store = "PostgreSQL" if self.store else "embedded SQLite"
+        return store + (" + Redis" if self.redis else "")
+
+    def start_workers(self) -> list[subprocess.Popen[bytes]]:
+        where = self.store or str(self.data / "tenants" / "bench")
+        command = [sys.executable, "-m", "madeleine", "worker", "--data", where]
+        if self.store:
+            command.append("--tenants")
+        env = {**os.environ, **self.env}
+        return [
+            subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+            for _ in range(self.index_workers)
+        ]
+
+    def open(self) -> Any:
+        from madeleine.api import Memory
+        from madeleine.server.tenants import tenant_schema
+
+        if self.store is None:
+            return Memory(self.data / "tenants" / "bench", background=False)
+        return Memory(
+            self.store,
+            store_schema=tenant_schema(self.schema, "bench"),
+            vault_key=self.vault_key,
+            background=False,
+        )
+
+    def verify(self, acknowledged: dict[str, list[str]], timeout: float) -> Verification:
+        """Wait for the outbox to drain (the workers' job, else this process's), then look
+        every acknowledged add up."""
+        with self.open() as memory:
+            deadline = time.monotonic() + timeout
+            while self.index_workers and memory.stats()["pending_jobs"]:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+            drained = memory.wait(timeout=max(1.0, deadline - time.monotonic()))
+            found = 0
+            duplicated = 0
+            indexed_once = drained
+            for user_id, ids in acknowledged.items():
+                exported = memory.export_user(user_id)
+                logged = Counter(e["external_id"] for e in exported["events"])
+                found += sum(1 for i in ids if logged[i] >= 1)
+                duplicated += sum(1 for i in ids if logged[i] > 1)
+                sources = Counter(s for e in exported["episodes"] for s in e["source_ids"])
+                indexed_once &= all(sources[i] == 1 for i in ids)
+            integrity = memory.integrity()
+        return Verification(
+            acknowledged=sum(len(ids) for ids in acknowledged.values()),
+            found=found,
+            duplicated=duplicated,
+            indexed_once=indexed_once
+            and integrity["episodes"] == integrity["vectors"] == integrity["fts"],
+        )
+
+    def clean_up(self) -> None:
+        if self.store is not None:
+            from madeleine.store.postgres.tenants import drop_schema, tenant_schemas
+
+            for schema in tenant_schemas(self.store, self.schema):
+                drop_schema(self.store, schema)
+        if self.redis is not None:
+            from madeleine.store.redis import connect
+
+            client = connect(self.redis)
+            keys = list(client.scan_iter(f"{self.schema}:*"))
+            if keys:
+                client.delete(*keys)
+            client.close()

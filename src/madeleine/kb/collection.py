@@ -33,6 +33,7 @@ from madeleine.read.request import epoch_of
 from madeleine.store.ports import KnowledgeRepository
 from madeleine.text.analyzer import Analyzer
 from madeleine.text.tokens import TokenCounter
+from madeleine.write.normalize import require_json_text, require_text
 
 Moment = datetime | str | float | None
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
@@ -56,7 +57,7 @@ def _require_doc_id(doc_id: object) -> str:
         raise TypeError(f"doc_id must be a str, got {type(doc_id).__name__}")
     if not doc_id.strip() or len(doc_id) > 512:
         raise ValueError(f"doc_id must be 1-512 characters, got {doc_id!r}")
-    return doc_id
+    return require_text(doc_id, "doc_id")
 
 
 def _optional_time(value: Moment, name: str) -> float | None:
@@ -378,8 +379,11 @@ class KnowledgeBase:
             raise ValueError("title must be a str of at most 1000 characters")
         if not isinstance(source_type, str) or not source_type.strip() or len(source_type) > 64:
             raise ValueError(f"source_type must be a short non-empty str, got {source_type!r}")
+        require_text(title, "title")
+        require_text(source_type, "source_type")
         if metadata is not None and not isinstance(metadata, Mapping):
             raise TypeError("metadata must be a dict")
+        encoded = require_json_text(json.dumps(dict(metadata or {}), default=str), "metadata")
         start = _optional_time(effective_from, "effective_from")
         end = _optional_time(expires_at, "expires_at")
         if start is not None and end is not None and end <= start:
@@ -391,7 +395,7 @@ class KnowledgeBase:
             title=title,
             source_type=source_type.strip().lower(),
             acl=normalize_acl(acl),
-            metadata=json.loads(json.dumps(dict(metadata or {}), default=str)),
+            metadata=json.loads(encoded),
             effective_from=start,
             expires_at=end,
         )

@@ -48,13 +48,14 @@ class _Sections:
         self._paragraphs: list[str] = []
 
     def heading(self, level: int, title: str) -> None:
+        title = title.replace("\x00", "")  # a NUL in a file is noise, and no backend stores it
         self.flush()
         while self.path and self.path[-1][0] >= level:
             self.path.pop()
         self.path.append((level, title))
 
     def paragraph(self, text: str) -> None:
-        text = text.strip()
+        text = text.replace("\x00", "").strip()
         if text:
             self._paragraphs.append(text)
 

@@ -4,6 +4,7 @@ transition log, and snapshots that restore it elsewhere (another replica, after 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from typing import Any
 from madeleine.errors import MadeleineError
 from madeleine.store.ports import ShortTermRepository
 from madeleine.store.records import AgentRecord, StaleStateError, TransitionRecord
+from madeleine.write.normalize import require_json_text, require_text
 
 
 class AgentStatus(StrEnum):
@@ -195,6 +197,14 @@ class AgentState:
     def _move(
         self, view: AgentView, target: AgentStatus, reason: str, data: dict[str, Any]
     ) -> AgentView:
+        require_text(reason, "reason")
+        try:
+            encoded = json.dumps(data, ensure_ascii=False, allow_nan=False)
+        except ValueError as exc:
+            raise ValueError("data must hold finite numbers only (no NaN or infinity)") from exc
+        except (TypeError, RecursionError) as exc:
+            raise TypeError(f"data must be JSON-serializable: {exc}") from exc
+        require_json_text(encoded, "data")
         now = self._clock()
         record = AgentRecord(str(target), data, now, view.version + 1)
         log = TransitionRecord(

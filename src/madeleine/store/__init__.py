@@ -26,14 +26,20 @@ def open_store(
     read_only: bool | None = None,
     schema: str = "madeleine",
     pool_size: int = 8,
+    redis_url: str | None = None,
+    redis_prefix: str = "madeleine",
 ) -> Store:
     """The embedded backend in ``directory`` (created if missing), or the PostgreSQL store
     when it is a ``postgresql://`` URL. ``read_only``: None opens read-only exactly when the
     files cannot be written (a mounted snapshot, another user's store); such a store answers
-    reads and refuses writes with ``StoreReadOnlyError``."""
+    reads and refuses writes with ``StoreReadOnlyError``. ``redis_url`` keeps short-term
+    memory (conversation buffers, agent states) in Redis instead of the store."""
     if is_postgres_url(directory):
-        return _open_postgres(
+        store = _open_postgres(
             str(directory), vault_key, ann_threshold, read_only, schema, pool_size
+        )
+        return _with_redis(
+            store, redis_url, redis_prefix, _database_identity(str(directory), schema), schema
         )
     directory = Path(directory)
     from madeleine.store.sqlite.store import DATABASE_FILE, SQLiteStore
@@ -51,13 +57,38 @@ def open_store(
         key = load_key(directory, vault_key)
     else:  # nothing to read the vault with: an empty vault needs none, else check_key says so
         key = Fernet.generate_key()
-    return SQLiteStore(
+    embedded = SQLiteStore(
         directory,
         vault_key=key,
         busy_timeout_ms=busy_timeout_ms,
         ann_threshold=ann_threshold,
         read_only=read_only,
     )
+    resolved = directory.resolve()
+    return _with_redis(embedded, redis_url, redis_prefix, str(resolved), resolved.name or "store")
+
+
+def _with_redis(store: Store, url: str | None, prefix: str, identity: str, readable: str) -> Store:
+    if not url:
+        return store
+    from madeleine.store.redis import connect, namespace
+    from madeleine.store.redis.short_term import RedisShortTerm
+
+    try:
+        store.short_term = RedisShortTerm(connect(url), namespace(prefix, identity, readable))
+    except Exception:
+        store.close()
+        raise
+    return store
+
+
+def _database_identity(url: str, schema: str) -> str:
+    """Server, port, database and schema: what makes a PostgreSQL store this one (never the
+    password, which may change)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    parts = conninfo_to_dict(url)
+    return f"{parts.get('host', '')}:{parts.get('port', '')}/{parts.get('dbname', '')}/{schema}"
 
 
 def _open_postgres(

@@ -400,6 +400,24 @@ class ShortTermRepository(Protocol):
     def forget_user(self, tx: Transaction, user_id: str) -> int: ...
 
 
+def close_short_term(repository: ShortTermRepository) -> None:
+    """A short-term repository with a connection of its own (Redis) is closed with the store."""
+    closer = getattr(repository, "close", None)
+    if closer is not None:
+        closer()
+
+
+class JobSignal(Protocol):
+    """Wakes workers when jobs are queued (Redis pub/sub); the outbox stays the queue, so a
+    lost signal only delays a job until the next poll."""
+
+    def notify(self) -> None: ...
+
+    def wait(self, timeout: float) -> bool: ...
+
+    def close(self) -> None: ...
+
+
 class ImportRepository(Protocol):
     """Which files and conversations an import has already indexed, and how."""
 

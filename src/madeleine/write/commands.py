@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -21,7 +22,9 @@ from madeleine.api import Memory
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
 from madeleine.embed.factory import load_embedder
+from madeleine.engine import job_signal
 from madeleine.store import is_postgres_url
+from madeleine.store.ports import JobSignal
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +85,9 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         signal.signal(signum, lambda *_: stop.set())
     opened: dict[str, Memory] = {}
     embedder = load_embedder(settings.embed.model)
+    wakeups = job_signal(settings)
+    if wakeups is not None:
+        wakeups.wait(0)  # subscribe before the first look at the outbox: no signal is missed
     try:
         while not stop.is_set():
             for name, open_one in _stores(where, settings, embedder, args.tenants).items():
@@ -97,11 +103,28 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             if args.once:
                 break
             if not done:
-                stop.wait(0.5)
+                _idle(stop, wakeups)
     finally:
         for memory in opened.values():
             memory.close()
+        if wakeups is not None:
+            wakeups.close()
     return 0
+
+
+_POLL_SECONDS = 0.5  # without Redis: how often an idle worker looks at the outbox
+_SIGNALLED_POLL_SECONDS = 5.0  # with Redis: notifications wake it; the poll finds expired leases
+
+
+def _idle(stop: threading.Event, wakeups: JobSignal | None) -> None:
+    """Wait for work: a Redis notification, a poll's interval, or a stop request."""
+    if wakeups is None:
+        stop.wait(_POLL_SECONDS)
+        return
+    deadline = time.monotonic() + _SIGNALLED_POLL_SECONDS
+    while not stop.is_set() and time.monotonic() < deadline:
+        if wakeups.wait(0.5):
+            return
 
 
 def _stores(

@@ -15,7 +15,13 @@ from typing import Any
 from madeleine.records import AddResult
 from madeleine.store.ports import Store
 from madeleine.text.pii import Action, PiiCategory, scrub
-from madeleine.write.normalize import normalize_messages, render_event, require_id
+from madeleine.write.normalize import (
+    normalize_messages,
+    render_event,
+    require_id,
+    require_metadata,
+    require_text,
+)
 
 
 class Intake:
@@ -79,9 +85,11 @@ class Intake:
         require_id(session_id, "session_id")
         if not isinstance(type, str) or not type.strip() or len(type) > 64:
             raise ValueError("type must be a non-empty str of at most 64 characters")
+        require_text(type, "type")
         payload = {} if data is None else data
         if not isinstance(payload, dict):
             raise TypeError(f"data must be a dict, got {payload.__class__.__name__}")
+        require_metadata(payload, "data")
         message: dict[str, Any] = {
             "role": "event",
             "name": type,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -19,7 +20,11 @@ MAX_METADATA_BYTES = 64 * 1024  # a message's metadata, as JSON
 
 def require_text(value: str, field: str) -> str:
     """Text must be encodable: a lone surrogate (half of a UTF-16 pair, e.g. from a broken
-    JSON decoder) cannot be stored, indexed or hashed."""
+    JSON decoder) cannot be stored, indexed or hashed, and PostgreSQL's text holds no NUL."""
+    if "\x00" in value:
+        raise ValueError(
+            f"{field} contains a NUL character (\\x00) at position {value.index(chr(0))}"
+        )
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -28,6 +33,18 @@ def require_text(value: str, field: str) -> str:
             f"position {exc.start}"
         ) from None
     return value
+
+
+_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")  # JSON's escape of NUL, not of "\\u0000"
+
+
+def require_json_text(encoded: str, field: str) -> str:
+    """JSON text that every backend can store: valid Unicode, and no escaped NUL (which
+    PostgreSQL's jsonb refuses)."""
+    require_text(encoded, field)
+    if _ESCAPED_NUL.search(encoded):
+        raise ValueError(f"{field} contains a NUL character (\\x00)")
+    return encoded
 
 
 def require_metadata(metadata: object, field: str) -> dict[str, Any]:
@@ -41,7 +58,7 @@ def require_metadata(metadata: object, field: str) -> dict[str, Any]:
         raise ValueError(f"{field} must hold finite numbers only (no NaN or infinity)") from exc
     except (TypeError, RecursionError) as exc:
         raise TypeError(f"{field} must be JSON-serializable: {exc}") from exc
-    require_text(encoded, field)
+    require_json_text(encoded, field)
     if len(encoded.encode("utf-8")) > MAX_METADATA_BYTES:
         raise ValueError(f"{field} is larger than {MAX_METADATA_BYTES // 1024} KiB as JSON")
     return dict(metadata)
@@ -106,8 +123,6 @@ def normalize_messages(
                 f"{where}['content'] has {len(content):,} characters; the limit is {max_chars:,} "
                 "(split long documents, or raise Settings.limits.max_message_chars)"
             )
-        if "\x00" in content:
-            raise ValueError(f"{where}['content'] contains a NUL character")
         require_text(content, f"{where}['content']")
         role = message.get("role", "user")
         if not isinstance(role, str) or not role.strip() or len(role) > 64:

@@ -150,7 +150,9 @@ def run_scale(
             graph = memory._engine.searcher.graph_footprint(USER_ID)
             threshold = memory.settings.store.ann_threshold
         ann_dir = directory / "ann"
-        ann_bytes = sum(p.stat().st_size for p in ann_dir.glob("*") if p.is_file())
+        ann_bytes = sum(p.stat().st_size for p in ann_dir.glob("*") if p.is_file()) or int(
+            stored.get("ann_bytes", 0)  # PostgreSQL: the HNSW index's size
+        )
     finally:
         if workdir is None:
             shutil.rmtree(directory, ignore_errors=True)
@@ -232,6 +234,7 @@ def _read_manifest(directory: Path) -> dict[str, Any] | None:
 
 def _write_manifest(directory: Path, manifest: dict[str, Any], pool_seconds: float) -> None:
     record = {"manifest": manifest, "pool_seconds": pool_seconds}
+    directory.mkdir(parents=True, exist_ok=True)  # a PostgreSQL store keeps no files here
     (directory / _MANIFEST).write_text(json.dumps(record, indent=2) + "\n")
 
 

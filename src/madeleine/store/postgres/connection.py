@@ -10,7 +10,7 @@ on an exception.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -90,3 +90,11 @@ class Database:
         if not self._closed:
             self._closed = True
             self._pool.close()
+
+
+def lock_users(conn: Any, user_ids: Iterable[str]) -> None:
+    """Serialize the writers of one user until the transaction ends: the indexer, deletes and
+    forget touch the same rows in different orders and would otherwise deadlock. Taken in
+    sorted order, so that two batches sharing users never wait on each other in a cycle."""
+    for user_id in sorted(set(user_ids)):
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (user_id,))

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from madeleine.store.postgres.connection import Database, PgTransaction
+from madeleine.store.postgres.connection import Database, PgTransaction, lock_users
 from madeleine.store.postgres.lexical import (
     bm25,
     count_documents,
@@ -51,6 +51,7 @@ class PgEpisodes:
         now = time.time()
         touched: set[tuple[str, str]] = set()
         with self._db.connect() as conn:
+            lock_users(conn, (episode.user_id for _, episode in done if episode is not None))
             for job, episode in done:
                 retired = conn.execute(
                     "DELETE FROM outbox WHERE id = %s AND claimed_by = %s RETURNING 1",

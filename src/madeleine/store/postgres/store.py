@@ -23,8 +23,14 @@ from madeleine.store.ports import (
     ShortTermRepository,
     VaultRepository,
     VectorIndex,
+    close_short_term,
 )
-from madeleine.store.postgres.connection import Database, PgTransaction, require_schema_name
+from madeleine.store.postgres.connection import (
+    Database,
+    PgTransaction,
+    lock_users,
+    require_schema_name,
+)
 from madeleine.store.postgres.episodes import (
     PgEpisodes,
     bump,
@@ -98,6 +104,7 @@ class PostgresStore(PgLog, PgEpisodes):
             yield tx
 
     def close(self) -> None:
+        close_short_term(self.short_term)
         self._db.close()
 
     # -- embedder binding and rebuilds --------------------------------------------------------
@@ -172,6 +179,10 @@ class PostgresStore(PgLog, PgEpisodes):
         """Remove a message from the log and every index; re-index the turn that quoted it."""
         now = time.time()
         with self._db.connect() as conn:
+            owned = conn.execute("SELECT user_id FROM events WHERE id = %s", (event_id,)).fetchone()
+            if owned is None:
+                return False
+            lock_users(conn, [str(owned[0])])
             row = conn.execute(
                 "SELECT user_id, session_id, content FROM events WHERE id = %s FOR UPDATE",
                 (event_id,),
@@ -207,6 +218,7 @@ class PostgresStore(PgLog, PgEpisodes):
 
     def forget_user(self, user_id: str) -> dict[str, int]:
         with self._db.connect() as conn:
+            lock_users(conn, [user_id])
             tx = PgTransaction(conn)
             episodes = conn.execute(
                 "DELETE FROM episodes WHERE user_id = %s RETURNING terms_length", (user_id,)
@@ -267,6 +279,12 @@ class PostgresStore(PgLog, PgEpisodes):
                     f"""SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
                         JOIN pg_namespace n ON n.oid = c.relnamespace
                         WHERE n.nspname = '{self.schema}' AND c.relkind = 'r'"""
+                ),
+                "ann_bytes": count(
+                    f"""SELECT coalesce(sum(pg_relation_size(c.oid)), 0) FROM pg_class c
+                        JOIN pg_namespace n ON n.oid = c.relnamespace
+                        WHERE n.nspname = '{self.schema}' AND c.relkind = 'i'
+                        AND c.relname LIKE 'episodes_hnsw_%'"""
                 ),
             }
         return {

@@ -25,6 +25,7 @@ from madeleine.store.ports import (
     ShortTermRepository,
     VaultRepository,
     VectorIndex,
+    close_short_term,
 )
 from madeleine.store.records import Transaction
 from madeleine.store.sqlite.ann import UsearchFiles
@@ -129,6 +130,7 @@ class SQLiteStore(LogTables, EpisodeTables):
             self.vectors.flush()
         except Exception:  # the ANN files are a cache: the next process re-adds what is missing
             log.exception("could not write the ANN index on close")
+        close_short_term(self.short_term)
         self._db.close()
 
     def bind_embedder(self, name: str, dim: int) -> None:
