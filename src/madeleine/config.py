@@ -104,10 +104,15 @@ class StoreSettings(BaseModel):
     pool_size: int = Field(
         default=8, gt=0, le=1000, description="PostgreSQL connections per process"
     )
+    read_url: str | None = Field(
+        default=None,
+        description="postgresql://… of a read replica: searches and contexts read there "
+        "(None: everything goes to store.url)",
+    )
     redis_url: str | None = Field(
         default=None,
-        description="redis://host:6379/0 puts sessions, agent state and job notifications in "
-        "Redis (None: they stay in the store)",
+        description="redis://host:6379/0 puts sessions, agent state, a shared cache level and "
+        "job notifications in Redis (None: sessions and agent state stay in the store)",
     )
     redis_prefix: str = Field(
         default="madeleine",
@@ -451,6 +456,7 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
     "store": ("store", "url"),
     "store_schema": ("store", "schema_name"),
     "store_pool_size": ("store", "pool_size"),
+    "store_read_url": ("store", "read_url"),
     "redis_url": ("store", "redis_url"),
     "redis_prefix": ("store", "redis_prefix"),
     "fusion": ("fusion", "method"),

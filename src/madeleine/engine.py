@@ -187,6 +187,7 @@ def build_engine(
         schema=settings.store.schema_name,
         pool_size=settings.store.pool_size,
         redis_url=settings.store.redis_url,
+        read_url=settings.store.read_url,
         redis_prefix=settings.store.redis_prefix,
     )
     try:
@@ -240,12 +241,13 @@ def build_engine(
     )
     searcher = Searcher(
         store,
-        DenseIndex(store, store.vectors, store.dense),
+        DenseIndex(store, store.vectors, store.dense, store.cache),
         model,
         analyzer,
         settings,
         store.facts,
         store.graph,
+        store.cache,
     )
     if not store.read_only:
         indexer.followers.append(searcher.follow)

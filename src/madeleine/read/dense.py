@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from madeleine.read.shared import decode_rows, encode_rows, through
 from madeleine.sorted_ids import positions
-from madeleine.store.ports import DenseSearch, EpisodeIndex, VectorIndex
+from madeleine.store.ports import DenseSearch, EpisodeIndex, SharedCache, VectorIndex
 from madeleine.store.records import UserVectors
 
 
@@ -92,9 +93,16 @@ class DenseIndex:
     """
 
     def __init__(
-        self, store: EpisodeIndex, ann: VectorIndex, in_store: DenseSearch | None = None
+        self,
+        store: EpisodeIndex,
+        ann: VectorIndex,
+        in_store: DenseSearch | None = None,
+        shared: SharedCache | None = None,
     ) -> None:
         self._store = store
+        # only row metadata is shared (when the store searches vectors itself): a user's
+        # vectors never leave the database
+        self._shared = shared if in_store is not None else None
         self._ann = ann
         self._in_store = in_store  # the store searches vectors itself: none are loaded here
         self._cache: dict[str, UserRows] = {}
@@ -194,7 +202,15 @@ class DenseIndex:
                 )
                 cache = _rows(generation, merged, self._in_store)
             else:
-                loaded = self._store.user_vectors(user_id, with_vectors=loads)
+                loaded = through(
+                    self._shared,
+                    "rows",
+                    user_id,
+                    f"{generation[0]}.{generation[1]}",
+                    lambda: self._store.user_vectors(user_id, with_vectors=loads),
+                    encode_rows,
+                    decode_rows,
+                )
                 cache = _rows(generation, loaded, self._in_store)
             self._cache[user_id] = cache
             return cache

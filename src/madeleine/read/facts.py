@@ -22,9 +22,10 @@ from madeleine.read.explain import Explain
 from madeleine.read.lru import UserLRU
 from madeleine.read.names import about_names
 from madeleine.read.request import PASSAGE_CHANNELS, SearchRequest
+from madeleine.read.shared import decode_facts, encode_facts, through
 from madeleine.records import Hit
 from madeleine.sorted_ids import positions
-from madeleine.store.ports import EventLog, FactRepository
+from madeleine.store.ports import EventLog, FactRepository, SharedCache
 from madeleine.store.records import FactVectors
 
 _CACHED_USERS = 256
@@ -80,9 +81,14 @@ class FactIndex:
     moves (every change to the user's facts moves it, whichever process made it)."""
 
     def __init__(
-        self, facts: FactRepository, settings: Settings, similarity_range: tuple[float, float]
+        self,
+        facts: FactRepository,
+        settings: Settings,
+        similarity_range: tuple[float, float],
+        shared: SharedCache | None = None,
     ) -> None:
         self._facts = facts
+        self._shared = shared
         self._settings = settings
         self.settings = settings
         self._low, self._high = similarity_range
@@ -93,7 +99,15 @@ class FactIndex:
         cached = self._cache.get(user_id)
         if cached is not None and cached[0] == generation:
             return cached[1]
-        loaded = self._facts.search_rows(user_id)
+        loaded = through(
+            self._shared,
+            "facts",
+            user_id,
+            str(generation),
+            lambda: self._facts.search_rows(user_id),
+            encode_facts,
+            decode_facts,
+        )
         self._cache.put(user_id, (generation, loaded))
         return loaded
 

@@ -57,7 +57,13 @@ from madeleine.read.stages import (
 from madeleine.read.topk import top_positive
 from madeleine.read.truth import TruthStage
 from madeleine.records import Hit
-from madeleine.store.ports import EpisodeIndex, EventLog, FactRepository, GraphRepository
+from madeleine.store.ports import (
+    EpisodeIndex,
+    EventLog,
+    FactRepository,
+    GraphRepository,
+    SharedCache,
+)
 from madeleine.store.records import StoredEpisode
 from madeleine.text.analyzer import Analyzer
 from madeleine.text.timeparse import from_epoch
@@ -79,6 +85,7 @@ class Searcher:
         settings: Settings,
         facts: FactRepository | None = None,
         graph: GraphRepository | None = None,
+        shared: SharedCache | None = None,
     ) -> None:
         self._store = store
         self._dense = dense
@@ -118,7 +125,7 @@ class Searcher:
         fact_index = None
         self._names = None if facts is None else UserNames(facts)
         if facts is not None:
-            fact_index = FactIndex(facts, settings, embedder.similarity_range)
+            fact_index = FactIndex(facts, settings, embedder.similarity_range, shared)
             self._merged["facts"] = FactsChannel(fact_index, facts, store)
         self._fusions: dict[FusionName, Fusion] = fusions(settings)
         self.reranker = build_chain(

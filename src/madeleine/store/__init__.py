@@ -28,19 +28,20 @@ def open_store(
     pool_size: int = 8,
     redis_url: str | None = None,
     redis_prefix: str = "madeleine",
+    read_url: str | None = None,
 ) -> Store:
     """The embedded backend in ``directory`` (created if missing), or the PostgreSQL store
     when it is a ``postgresql://`` URL. ``read_only``: None opens read-only exactly when the
     files cannot be written (a mounted snapshot, another user's store); such a store answers
     reads and refuses writes with ``StoreReadOnlyError``. ``redis_url`` keeps short-term
-    memory (conversation buffers, agent states) in Redis instead of the store."""
+    memory (conversation buffers, agent states) in Redis instead of the store; ``read_url``
+    (PostgreSQL) sends searches and contexts to a read replica."""
     if is_postgres_url(directory):
         store = _open_postgres(
-            str(directory), vault_key, ann_threshold, read_only, schema, pool_size
+            str(directory), vault_key, ann_threshold, read_only, schema, pool_size, read_url
         )
-        return _with_redis(
-            store, redis_url, redis_prefix, _database_identity(str(directory), schema), schema
-        )
+        identity = _database_identity(str(directory), schema)
+        return _with_redis(store, redis_url, redis_prefix, identity, schema, shared_cache=True)
     directory = Path(directory)
     from madeleine.store.sqlite.store import DATABASE_FILE, SQLiteStore
 
@@ -68,17 +69,31 @@ def open_store(
     return _with_redis(embedded, redis_url, redis_prefix, str(resolved), resolved.name or "store")
 
 
-def _with_redis(store: Store, url: str | None, prefix: str, identity: str, readable: str) -> Store:
+def _with_redis(
+    store: Store,
+    url: str | None,
+    prefix: str,
+    identity: str,
+    readable: str,
+    shared_cache: bool = False,
+) -> Store:
+    """Short-term memory in Redis; with ``shared_cache`` (PostgreSQL: the embedded store
+    reads its own file faster than Redis) the read path's second cache level too."""
     if not url:
         return store
     from madeleine.store.redis import connect, namespace
+    from madeleine.store.redis.cache import RedisCache
     from madeleine.store.redis.short_term import RedisShortTerm
 
     try:
-        store.short_term = RedisShortTerm(connect(url), namespace(prefix, identity, readable))
+        client = connect(url)
     except Exception:
         store.close()
         raise
+    keys = namespace(prefix, identity, readable)
+    store.short_term = RedisShortTerm(client, keys)  # closes the client with the store
+    if shared_cache:
+        store.cache = RedisCache(client, keys)
     return store
 
 
@@ -98,6 +113,7 @@ def _open_postgres(
     read_only: bool | None,
     schema: str,
     pool_size: int,
+    read_url: str | None = None,
 ) -> Store:
     try:
         from madeleine.store.postgres.store import PostgresStore
@@ -119,6 +135,13 @@ def _open_postgres(
             "database and back it up"
         )
     key = load_key(Path("."), vault_key)  # validates the configured key; no file is used
+    if read_url is not None and not is_postgres_url(read_url):
+        raise ValueError(f"the read replica's URL must be postgresql://…, got {read_url!r}")
     return PostgresStore(
-        url, vault_key=key, schema=schema, ann_threshold=ann_threshold, pool_size=pool_size
+        url,
+        vault_key=key,
+        schema=schema,
+        ann_threshold=ann_threshold,
+        pool_size=pool_size,
+        read_url=read_url,
     )

@@ -407,6 +407,17 @@ def close_short_term(repository: ShortTermRepository) -> None:
         closer()
 
 
+class SharedCache(Protocol):
+    """A cache level every process of a deployment shares (Redis): a user's derived arrays,
+    found by the user's epoch (bumped by ``forget``) and tagged with their version."""
+
+    def get(self, kind: str, user_id: str, version: str) -> tuple[str, bytes | None]: ...
+
+    def put(self, kind: str, user_id: str, epoch: str, version: str, payload: bytes) -> None: ...
+
+    def forget(self, user_id: str, kinds: tuple[str, ...] = ...) -> None: ...
+
+
 class JobSignal(Protocol):
     """Wakes workers when jobs are queued (Redis pub/sub); the outbox stays the queue, so a
     lost signal only delays a job until the next poll."""
@@ -489,6 +500,7 @@ class Store(EventLog, Outbox, EpisodeIndex, Protocol):
     vault: VaultRepository
     imports: ImportRepository
     short_term: ShortTermRepository
+    cache: SharedCache | None  # a cache level shared by every process (Redis), if any
     kb: KnowledgeRepository
     vectors: VectorIndex
     dense: DenseSearch | None  # set when the store searches vectors itself (PostgreSQL)
@@ -500,6 +512,11 @@ class Store(EventLog, Outbox, EpisodeIndex, Protocol):
         ...
 
     def transaction(self) -> AbstractContextManager[Transaction]: ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """A block of reads that may share one connection and snapshot (PostgreSQL); the
+        embedded store reads its one connection anyway."""
+        ...
 
     def bind_embedder(self, name: str, dim: int) -> None:
         """Record the embedder on first use; raise ``EmbedderMismatchError`` on another."""

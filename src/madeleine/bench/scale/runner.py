@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import shutil
@@ -64,6 +66,7 @@ def run_scale(
     noise: float = 0.25,
     memory_options: dict[str, Any] | None = None,
     reuse: bool = False,
+    store: str | None = None,
 ) -> ScaleResult:
     """Build one synthetic user with ``episodes`` turns in a fresh store and measure it.
 
@@ -72,6 +75,10 @@ def run_scale(
     temporary directory is used and removed. With ``reuse`` a store this function built
     before in ``workdir`` with the same parameters is searched as it is; the real-path
     ingest is then measured in a scratch store. ``progress(stage, n)`` reports ``STAGES``.
+
+    ``store``: a postgresql:// URL instead of a directory. The user is built in a schema named
+    after the parameters (``scale_<hash>``), kept afterwards so that ``reuse`` can search it
+    again; drop it with ``DROP SCHEMA … CASCADE`` when done.
     """
     manifest = {
         "episodes": episodes,
@@ -81,7 +88,10 @@ def run_scale(
         "full_embed": full_embed,
     }
     reusing = False
-    if workdir is not None and workdir.exists() and any(workdir.iterdir()):
+    postgres = _PostgresTarget(store, manifest) if store is not None else None
+    if postgres is not None:
+        reusing = postgres.check(reuse)
+    elif workdir is not None and workdir.exists() and any(workdir.iterdir()):
         if not reuse:
             raise ValueError(
                 f"workdir {workdir} is not empty; the benchmark needs a fresh store (or --reuse)"
@@ -109,13 +119,17 @@ def run_scale(
     directory = workdir or Path(tempfile.mkdtemp(prefix="madeleine-scale-"))
     rss_baseline = rss_now()
     options = {"background": False, **(memory_options or {})}
+    location: Path | str = directory
+    if postgres is not None:
+        location = postgres.url
+        options |= postgres.options(postgres.schema)
     report = progress or (lambda stage, n: None)
     turns = [(s.id, t) for s in user.sessions for t in s.turns]
     pooled.recorded = []
     if reusing:
-        real_phase = _scratch_ingest(pooled, turns[: totals["real"]], options, report)
+        real_phase = _scratch_ingest(pooled, turns[: totals["real"]], options, report, postgres)
     try:
-        with Memory(directory, embedder=pooled, **options) as memory:
+        with Memory(location, embedder=pooled, **options) as memory:
             if not reusing:
                 real_phase = _ingest(memory, turns[: totals["real"]], "real", report)
             embed_alone = _embed_alone(real_embedder, pooled.recorded)
@@ -123,7 +137,9 @@ def run_scale(
             pool_seconds = 0.0
             if reusing:
                 bulk_phase = Phase("bulk")
-                built = _read_manifest(directory) or {}
+                built = (
+                    postgres.built(memory) if postgres is not None else _read_manifest(directory)
+                ) or {}
                 pool_seconds = float(built.get("pool_seconds", 0.0))
             elif totals["pool"]:
                 t0 = time.perf_counter()
@@ -139,7 +155,9 @@ def run_scale(
                 bulk_phase = _ingest(memory, turns[totals["real"] :], "bulk", report)
             bulk_fallbacks = pooled.embedded - fallbacks_before if totals["pool"] else 0
             del turns
-            if not reusing and workdir is not None:
+            if not reusing and postgres is not None:
+                postgres.finish(memory, pool_seconds)
+            elif not reusing and workdir is not None:
                 _write_manifest(directory, manifest, pool_seconds)
             stored = memory.stats()
             integrity = memory.integrity()
@@ -162,6 +180,11 @@ def run_scale(
         and integrity["events_without_episode"] == 0
     )
     notes = []
+    if postgres is not None:
+        notes.append(
+            f"Built in PostgreSQL schema {postgres.schema} (kept for --reuse; drop it with "
+            f"DROP SCHEMA {postgres.schema} CASCADE). The ANN size is the HNSW index's."
+        )
     if reusing:
         notes.append(
             f"The store in {directory} was built by an earlier run and reused as it was; "
@@ -224,6 +247,61 @@ def run_scale(
 _MANIFEST = "scale.json"
 
 
+class _PostgresTarget:
+    """The scale user on PostgreSQL: a schema named after the build's parameters, whose
+    manifest (written last) says the build finished."""
+
+    def __init__(self, url: str, manifest: dict[str, Any]) -> None:
+        from madeleine.store import is_postgres_url
+
+        if not is_postgres_url(url):
+            raise ValueError(f"--store takes a postgresql:// URL, got {url!r}")
+        self.url = url
+        self.manifest = manifest
+        digest = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).digest()
+        self.schema = f"scale_{digest.hex()[:10]}"
+        # the benchmark's synthetic user holds no PII: a key derived from the schema lets a
+        # later --reuse open the vault without keeping a key file anywhere
+        self._vault_key = base64.urlsafe_b64encode(digest).decode()
+
+    def options(self, schema: str) -> dict[str, Any]:
+        return {"store_schema": schema, "vault_key": self._vault_key}
+
+    def check(self, reuse: bool) -> bool:
+        """True when a finished build is there to reuse; an error when a build is there but
+        may not (or cannot) be reused."""
+        import psycopg
+
+        with psycopg.connect(self.url) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
+            ).fetchone()
+            if exists is None:
+                return False
+            row = conn.execute(
+                f"SELECT value FROM {self.schema}.meta WHERE key = 'scale_manifest'"
+            ).fetchone()
+        if row is None:
+            raise ValueError(
+                f"schema {self.schema} holds an unfinished build; drop it "
+                f"(DROP SCHEMA {self.schema} CASCADE) and run again"
+            )
+        if not reuse:
+            raise ValueError(
+                f"schema {self.schema} already holds this build; pass --reuse to search it "
+                f"again, or drop it (DROP SCHEMA {self.schema} CASCADE)"
+            )
+        return True
+
+    def built(self, memory: Memory) -> dict[str, Any] | None:
+        raw = memory._engine.store.meta("scale_manifest")
+        return None if raw is None else dict(json.loads(raw))
+
+    def finish(self, memory: Memory, pool_seconds: float) -> None:
+        record = {"manifest": self.manifest, "pool_seconds": pool_seconds}
+        memory._engine.store.set_meta("scale_manifest", json.dumps(record))
+
+
 def _read_manifest(directory: Path) -> dict[str, Any] | None:
     try:
         loaded = json.loads((directory / _MANIFEST).read_text())
@@ -243,8 +321,21 @@ def _scratch_ingest(
     turns: list[tuple[str, Turn]],
     options: dict[str, Any],
     report: Progress,
+    postgres: _PostgresTarget | None = None,
 ) -> Phase:
-    """The real-path ingest in a throwaway store (the reused store already holds the turns)."""
+    """The real-path ingest in a throwaway store (the reused store already holds the turns),
+    on the same backend."""
+    if postgres is not None:
+        from madeleine.store.postgres.tenants import drop_schema
+
+        scratch_schema = postgres.schema + "_real"
+        drop_schema(postgres.url, scratch_schema)
+        scoped = options | postgres.options(scratch_schema)
+        try:
+            with Memory(postgres.url, embedder=pooled, **scoped) as memory:
+                return _ingest(memory, turns, "real", report)
+        finally:
+            drop_schema(postgres.url, scratch_schema)
     scratch = Path(tempfile.mkdtemp(prefix="madeleine-scale-real-"))
     try:
         with Memory(scratch, embedder=pooled, **options) as memory:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from madeleine.errors import StoreClosedError
@@ -49,37 +50,79 @@ class Database:
     """``url`` a libpq connection string (``postgresql://user:pw@host:5432/db``); ``schema``
     the store's schema. Open it after ``migrate``: connections register pgvector's type."""
 
-    def __init__(self, url: str, schema: str, *, min_size: int = 1, max_size: int = 8) -> None:
+    def __init__(
+        self,
+        url: str,
+        schema: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 8,
+        read_url: str | None = None,
+    ) -> None:
         from pgvector.psycopg import register_vector
         from psycopg_pool import ConnectionPool
 
         self.url = url
         self.schema = require_schema_name(schema)
 
-        def configure(conn: Any) -> None:  # the migrations created the vector type already
-            conn.execute(f"SET search_path TO {self.schema}, public")
-            register_vector(conn)
-            conn.commit()
+        def pool(location: str, name: str, read_only: bool) -> ConnectionPool:
+            def configure(conn: Any) -> None:  # the migrations created the vector type
+                if read_only:  # a write on the read pool is a bug: fail loudly
+                    conn.execute("SET default_transaction_read_only = on")
+                conn.execute(f"SET search_path TO {self.schema}, public")
+                register_vector(conn)
+                conn.commit()
 
-        self._pool = ConnectionPool(
-            url,
-            min_size=min_size,
-            max_size=max_size,
-            kwargs={"autocommit": False},
-            configure=configure,
-            open=True,
-            name=f"madeleine-{self.schema}",
+            return ConnectionPool(
+                location,
+                min_size=min_size,
+                max_size=max_size,
+                kwargs={"autocommit": False},
+                configure=configure,
+                open=True,
+                name=name,
+            )
+
+        self._pool = pool(url, f"madeleine-{self.schema}", read_only=False)
+        # searches and contexts read from a replica when one is configured
+        self._read_pool = (
+            None
+            if read_url is None
+            else pool(read_url, f"madeleine-{self.schema}-read", read_only=True)
         )
         self._closed = False
+        self._pinned: ContextVar[Any | None] = ContextVar(f"pinned-{id(self)}", default=None)
 
     @contextmanager
     def connect(self) -> Iterator[Any]:
         """A connection inside a transaction (one snapshot for reads) that commits when the
-        block ends and rolls back on an exception."""
+        block ends and rolls back on an exception. Inside ``pinned()``, the pinned one."""
         if self._closed:
             raise StoreClosedError("the store is closed")
+        pinned = self._pinned.get()
+        if pinned is not None:
+            yield pinned
+            return
         with self._pool.connection() as conn, conn.transaction():
             yield conn
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Every ``connect()`` of this thread in the block shares one connection and one
+        transaction: a search's dozen reads cost one pool checkout, no BEGIN/COMMIT pair each,
+        and see one snapshot — on the read replica when one is configured."""
+        if self._pinned.get() is not None:
+            yield
+            return
+        if self._closed:
+            raise StoreClosedError("the store is closed")
+        pool = self._read_pool or self._pool
+        with pool.connection() as conn, conn.transaction():
+            token = self._pinned.set(conn)
+            try:
+                yield
+            finally:
+                self._pinned.reset(token)
 
     @contextmanager
     def transaction(self) -> Iterator[PgTransaction]:
@@ -90,6 +133,8 @@ class Database:
         if not self._closed:
             self._closed = True
             self._pool.close()
+            if self._read_pool is not None:
+                self._read_pool.close()
 
 
 def lock_users(conn: Any, user_ids: Iterable[str]) -> None:

@@ -66,22 +66,17 @@ def idf(docs: int, having: int) -> float:
     return value if value > 0 else 1e-6
 
 
-def document_frequencies(
-    conn: Any, table: str, columns: Sequence[str], lexemes: Sequence[str]
-) -> list[int]:
-    """How many rows of ``table`` hold each lexeme in any of ``columns`` (the whole table, as
-    FTS5 counts)."""
+def document_frequencies(conn: Any, corpus: str, lexemes: Sequence[str]) -> list[int]:
+    """How many documents of ``corpus`` hold each lexeme (the whole corpus, as FTS5 counts),
+    read from ``lexical_df``, which the tables' triggers keep."""
     if not lexemes:
         return []
-    match = " OR ".join(f"{c} @@ %(any)s::tsquery" for c in columns)
-    counts = ", ".join(
-        f"count(*) FILTER (WHERE {' OR '.join(f'{c} @@ %(q{i})s::tsquery' for c in columns)})"
-        for i in range(len(lexemes))
-    )
-    params: dict[str, Any] = {"any": any_query(lexemes)}
-    params |= {f"q{i}": _quote(lexeme) for i, lexeme in enumerate(lexemes)}
-    row = conn.execute(f"SELECT {counts} FROM {table} WHERE {match}", params).fetchone()
-    return [int(v) for v in row]
+    rows = conn.execute(
+        "SELECT lexeme, docs FROM lexical_df WHERE corpus = %s AND lexeme = ANY(%s)",
+        (corpus, list(lexemes)),
+    ).fetchall()
+    found = {str(lexeme): int(docs) for lexeme, docs in rows}
+    return [found.get(lexeme, 0) for lexeme in lexemes]
 
 
 def bm25(
@@ -106,7 +101,7 @@ def bm25(
     docs, length = (int(stats[0]), int(stats[1])) if stats else (0, 0)
     if docs <= 0:
         return []
-    frequencies = document_frequencies(conn, table, [c for c, _ in columns], lexemes)
+    frequencies = document_frequencies(conn, corpus, lexemes)
     weights = [idf(docs, n) for n in frequencies]
     average = max(length / docs, 1e-9)
     match = " OR ".join(f"{c} @@ %(any)s::tsquery" for c, _ in columns)

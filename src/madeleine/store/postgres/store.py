@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -20,6 +20,7 @@ from madeleine.store.ports import (
     GraphRepository,
     ImportRepository,
     KnowledgeRepository,
+    SharedCache,
     ShortTermRepository,
     VaultRepository,
     VectorIndex,
@@ -73,14 +74,16 @@ class PostgresStore(PgLog, PgEpisodes):
         schema: str = DEFAULT_SCHEMA,
         ann_threshold: int = 20_000,
         pool_size: int = 8,
+        read_url: str | None = None,
     ) -> None:
         require_schema_name(schema)
         migrate(url, schema)
-        self._db = Database(url, schema, max_size=pool_size)
+        self._db = Database(url, schema, max_size=pool_size, read_url=read_url)
         self.schema = schema
         self.facts: FactRepository = PgFacts(self._db)
         self.graph: GraphRepository = PgGraph(self._db)
         self.imports: ImportRepository = PgImportLog(self._db)
+        self.cache: SharedCache | None = None
         self.short_term: ShortTermRepository = PgShortTerm(self._db)
         self.kb: KnowledgeRepository = PgKnowledge(self._db)
         vault = PgVault(self._db, VaultCipher(vault_key))
@@ -96,6 +99,10 @@ class PostgresStore(PgLog, PgEpisodes):
     @property
     def path(self) -> str:
         return f"{redacted(self._db.url)}#{self.schema}"
+
+    def reading(self) -> AbstractContextManager[None]:
+        """One connection and one snapshot for the reads of a search or a context."""
+        return self._db.pinned()
 
     @contextmanager
     def transaction(self) -> Iterator[PgTransaction]:
@@ -245,6 +252,8 @@ class PostgresStore(PgLog, PgEpisodes):
             self.imports.forget_user(tx, user_id)
             counts["vaulted_values"] = self.vault.forget_user(tx, user_id)
             counts["short_term"] = self.short_term.forget_user(tx, user_id)
+        if self.cache is not None:  # after the commit: nothing cached before it is served
+            self.cache.forget(user_id)
         return {key: int(value) for key, value in counts.items()}
 
     def export_user(self, user_id: str) -> dict[str, Any]:

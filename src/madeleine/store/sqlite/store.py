@@ -8,7 +8,7 @@ import logging
 import re
 import sqlite3
 import time
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from madeleine.store.ports import (
     GraphRepository,
     ImportRepository,
     KnowledgeRepository,
+    SharedCache,
     ShortTermRepository,
     VaultRepository,
     VectorIndex,
@@ -104,6 +105,7 @@ class SQLiteStore(LogTables, EpisodeTables):
         self.facts: FactRepository = SQLiteFacts(self._db)
         self.graph: GraphRepository = SQLiteGraph(self._db)
         self.imports: ImportRepository = SQLiteImportLog(self._db)
+        self.cache: SharedCache | None = None
         self.short_term: ShortTermRepository = SQLiteShortTerm(self._db)
         self.kb: KnowledgeRepository = SQLiteKnowledge(self._db)
         self.vault: VaultRepository = SQLiteVault(
@@ -120,6 +122,9 @@ class SQLiteStore(LogTables, EpisodeTables):
     @property
     def path(self) -> Path:
         return self._db.path
+
+    def reading(self) -> AbstractContextManager[None]:
+        return nullcontext()
 
     def transaction(self) -> AbstractContextManager[Transaction]:
         """A write transaction (``BEGIN IMMEDIATE``): what is written with it commits together."""
