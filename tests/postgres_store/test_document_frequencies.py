@@ -27,7 +27,7 @@ SELECT 'facts', l, count(*) FROM {s}.facts r, unnest(tsvector_to_array(r.terms))
 
 
 def _kept(conn: Any, schema: str) -> set[tuple[str, str, int]]:
-    rows = conn.execute(f"SELECT corpus, lexeme, docs FROM {schema}.lexical_df WHERE docs > 0")
+    rows = conn.execute(f"SELECT corpus, lexeme, docs FROM {schema}.lexical_df")
     return {(str(c), str(lexeme), int(n)) for c, lexeme, n in rows}
 
 

@@ -334,9 +334,9 @@ class _Deployment:
         every acknowledged add up."""
         with self.open() as memory:
             deadline = time.monotonic() + timeout
-            while self.index_workers and memory.stats()["pending_jobs"]:
-                if time.monotonic() > deadline:
-                    break
+            # the server's indexers (its background thread, or the workers) finish first:
+            # jobs they hold claimed would read as pending here
+            while memory.stats()["pending_jobs"] and time.monotonic() < deadline:
                 time.sleep(0.5)
             drained = memory.wait(timeout=max(1.0, deadline - time.monotonic()))
             found = 0

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import logging
+import os
 
 from madeleine.embed.base import Embedder
 
 log = logging.getLogger(__name__)
+
+
+def share_cores_with_other_processes() -> None:
+    """Idle model threads sleep instead of spinning (OpenMP's default): several processes on
+    one machine (API replicas, workers) otherwise burn each other's cores while waiting —
+    measured: 2 API processes on 2 cores served 14 req/s spinning, 52 passive. Must run
+    before the model's OpenMP runtime loads; an explicit OMP_WAIT_POLICY wins."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def load_embedder(choice: str = "auto") -> Embedder:

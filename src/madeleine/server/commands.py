@@ -103,6 +103,7 @@ def _cmd_keys_revoke(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from madeleine.embed.factory import share_cores_with_other_processes
     from madeleine.server.app import ServerSettings, create_app
 
     data = Path(args.data).resolve()
@@ -116,6 +117,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if args.workers == 1:
         uvicorn.run(create_app(ServerSettings()), host=args.host, port=args.port)
     else:
+        share_cores_with_other_processes()  # inherited by uvicorn's worker processes
         uvicorn.run(
             "madeleine.server.app:app_from_env",
             factory=True,

@@ -21,7 +21,7 @@ from typing import Any
 from madeleine.api import Memory
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
-from madeleine.embed.factory import load_embedder
+from madeleine.embed.factory import load_embedder, share_cores_with_other_processes
 from madeleine.engine import job_signal
 from madeleine.store import is_postgres_url
 from madeleine.store.ports import JobSignal
@@ -84,6 +84,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     opened: dict[str, Memory] = {}
+    share_cores_with_other_processes()  # a worker runs beside API processes and other workers
     embedder = load_embedder(settings.embed.model)
     wakeups = job_signal(settings)
     if wakeups is not None:

@@ -10,13 +10,18 @@ CREATE TABLE lexical_df (
     PRIMARY KEY (corpus, lexeme)
 );
 
+-- A lexeme no document holds any more is deleted, not kept at zero: the terms of an erased
+-- message must not survive in the store.
 CREATE FUNCTION lexical_df_move(corpus_name text, deltas jsonb) RETURNS void
 LANGUAGE sql AS $$
     INSERT INTO lexical_df(corpus, lexeme, docs)
     SELECT corpus_name, d.key, d.value::bigint
     FROM jsonb_each_text(deltas) d
     ORDER BY d.key
-    ON CONFLICT (corpus, lexeme) DO UPDATE SET docs = lexical_df.docs + excluded.docs
+    ON CONFLICT (corpus, lexeme) DO UPDATE SET docs = lexical_df.docs + excluded.docs;
+    DELETE FROM lexical_df
+    WHERE corpus = corpus_name AND docs <= 0
+      AND lexeme IN (SELECT d.key FROM jsonb_each_text(deltas) d WHERE d.value::bigint < 0);
 $$;
 
 CREATE FUNCTION episodes_df() RETURNS trigger LANGUAGE plpgsql AS $$
