@@ -51,6 +51,7 @@ class ScaleResult:
     graph_cost_ms: dict[str, list[float]] = field(default_factory=dict)
     embed_alone: Phase = field(default_factory=lambda: Phase("embedder"))
     reused: bool = False
+    backend: str = "SQLite"  # or "PostgreSQL"
 
     @property
     def ingest_ratio(self) -> float:
@@ -155,11 +156,12 @@ class ScaleResult:
                 )
             )
         vectors = int(self.stored.get("vectors", 0))
+        ann = "pgvector" if self.backend == "PostgreSQL" else "usearch"
         rows += [
             (
                 "dense index",
                 (
-                    f"ANN (usearch HNSW): {vectors:,} vectors ≥ threshold {self.ann_threshold:,}"
+                    f"ANN ({ann} HNSW): {vectors:,} vectors ≥ threshold {self.ann_threshold:,}"
                     if self.ann_used
                     else f"exact cosine: {vectors:,} vectors < threshold {self.ann_threshold:,}"
                 ),
@@ -170,7 +172,7 @@ class ScaleResult:
                 f"after ingest → {_mb(self.rss_after_search)} after search; "
                 f"peak {_mb(self.rss_peak)}",
             ),
-            ("on disk", f"SQLite {_mb(self.db_bytes)} + ANN {_mb(self.ann_bytes)}"),
+            ("on disk", f"{self.backend} {_mb(self.db_bytes)} + ANN {_mb(self.ann_bytes)}"),
         ]
         if self.graph:
             passages = max(self.graph["passages"], 1)

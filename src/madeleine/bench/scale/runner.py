@@ -241,6 +241,7 @@ def run_scale(
         graph_cost_ms=search.graph_cost,
         embed_alone=embed_alone,
         reused=reusing,
+        backend="SQLite" if postgres is None else "PostgreSQL",
     )
 
 
