@@ -74,6 +74,11 @@ class FakeLLM:
         with self._lock:
             self._queue.extend(responses)
 
+    def clear(self) -> None:
+        """Drop replies nobody asked for (a background request that gave up early)."""
+        with self._lock:
+            self._queue.clear()
+
     @property
     def remaining(self) -> int:
         with self._lock:
