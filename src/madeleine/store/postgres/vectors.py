@@ -50,22 +50,8 @@ class PgVectors:
         query: npt.NDArray[np.float32],
         limit: int,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        dim = int(query.shape[0])
-        vector = np.asarray(query, dtype=np.float32)
-        with self._db.connect() as conn:
-            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            conn.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, limit)}")
-            rows = conn.execute(
-                f"""SELECT id, -(vector::vector({dim}) <#> %s::vector({dim})) AS similarity
-                    FROM episodes WHERE user_id = %s
-                    ORDER BY vector::vector({dim}) <#> %s::vector({dim}) LIMIT %s""",
-                (vector, user_id, vector, limit),
-            ).fetchall()
-        rows.sort(key=lambda r: -float(r[1]))  # relaxed order: sort the few found
-        return (
-            np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
-            np.fromiter((r[1] for r in rows), dtype=np.float32, count=len(rows)),
-        )
+        """The HNSW query of the read path's port (``PgDense``): one copy of the SQL."""
+        return PgDense(self._db).nearest(user_id, query, limit, None, None, exact=False)
 
     def sync(
         self,
