@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from madeleine.store.records import StoredEpisode, StoredEvent
@@ -42,5 +42,29 @@ def exported_log(
                 "occurred_at": ep.occurred_at,
             }
             for ep in episodes
+        ],
+    }
+
+
+def exported_short_term(
+    messages: Iterable[Sequence[Any]], agents: Iterable[Sequence[Any]]
+) -> dict[str, Any]:
+    """A user's short-term memory as every backend exports it. ``messages``: (session_id,
+    position, role, content, pinned, created_at); ``agents``: (agent_id, state, data as a
+    dict, entered_at)."""
+    return {
+        "short_term": [
+            {
+                "session_id": m[0],
+                "position": m[1],
+                "role": m[2],
+                "content": m[3],
+                "pinned": bool(m[4]),
+                "created_at": m[5],
+            }
+            for m in messages
+        ],
+        "agents": [
+            {"agent_id": a[0], "state": a[1], "data": a[2], "entered_at": a[3]} for a in agents
         ],
     }

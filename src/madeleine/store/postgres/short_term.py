@@ -7,6 +7,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from madeleine.store.export import exported_short_term
 from madeleine.store.postgres.connection import Database, conn_of
 from madeleine.store.records import (
     AgentRecord,
@@ -217,23 +218,7 @@ class PgShortTerm:
                    WHERE user_id = %s ORDER BY agent_id""",
                 (user_id,),
             ).fetchall()
-        return {
-            "short_term": [
-                {
-                    "session_id": r[0],
-                    "position": r[1],
-                    "role": r[2],
-                    "content": r[3],
-                    "pinned": bool(r[4]),
-                    "created_at": r[5],
-                }
-                for r in messages
-            ],
-            "agents": [
-                {"agent_id": r[0], "state": r[1], "data": dict(r[2]), "entered_at": r[3]}
-                for r in states
-            ],
-        }
+        return exported_short_term(messages, ((r[0], r[1], dict(r[2]), r[3]) for r in states))
 
     def forget_user(self, tx: Transaction, user_id: str) -> int:
         conn = conn_of(tx)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from madeleine.store.export import exported_short_term
 from madeleine.store.records import (
     AgentRecord,
     BufferedMessage,
@@ -251,35 +252,19 @@ class RedisShortTerm:
     # -- export and erasure -------------------------------------------------------------------
 
     def export_user(self, user_id: str) -> dict[str, Any]:
-        messages: list[dict[str, Any]] = []
+        messages = []
         for member in sorted(self._client.zrange(self._sessions_of(user_id), 0, -1)):
             session_id = member.decode()
             for item in self._client.lrange(self._messages_key(user_id, session_id), 0, -1):
-                message = _message(item)
-                messages.append(
-                    {
-                        "session_id": session_id,
-                        "position": message.position,
-                        "role": message.role,
-                        "content": message.content,
-                        "pinned": message.pinned,
-                        "created_at": message.created_at,
-                    }
-                )
+                m = _message(item)
+                messages.append((session_id, m.position, m.role, m.content, m.pinned, m.created_at))
         agents = []
         for member in sorted(self._client.smembers(self._agents_of(user_id))):
             agent_id = member.decode()
             record = self.agent(user_id, agent_id)
             if record is not None:
-                agents.append(
-                    {
-                        "agent_id": agent_id,
-                        "state": record.state,
-                        "data": record.data,
-                        "entered_at": record.entered_at,
-                    }
-                )
-        return {"short_term": messages, "agents": agents}
+                agents.append((agent_id, record.state, record.data, record.entered_at))
+        return exported_short_term(messages, agents)
 
     def forget_user(self, tx: Transaction, user_id: str) -> int:
         """Every buffer and agent of the user (``tx`` belongs to the durable store: Redis

@@ -8,6 +8,7 @@ import json
 import sqlite3
 from typing import Any
 
+from madeleine.store.export import exported_short_term
 from madeleine.store.records import (
     AgentRecord,
     BufferedMessage,
@@ -281,23 +282,7 @@ class SQLiteShortTerm:
             "SELECT agent_id, state, data, entered_at FROM agent_states WHERE user_id = ?",
             (user_id,),
         ).fetchall()
-        return {
-            "short_term": [
-                {
-                    "session_id": r[0],
-                    "position": r[1],
-                    "role": r[2],
-                    "content": r[3],
-                    "pinned": bool(r[4]),
-                    "created_at": r[5],
-                }
-                for r in messages
-            ],
-            "agents": [
-                {"agent_id": r[0], "state": r[1], "data": json.loads(r[2]), "entered_at": r[3]}
-                for r in states
-            ],
-        }
+        return exported_short_term(messages, ((r[0], r[1], json.loads(r[2]), r[3]) for r in states))
 
     def forget_user(self, tx: Transaction, user_id: str) -> int:
         conn = conn_of(tx)
