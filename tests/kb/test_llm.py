@@ -178,3 +178,50 @@ def test_tool_schemas_and_bad_tool_calls(tmp_path: Path) -> None:
         )
         assert bounded["results"] and bounded["results"][0]["collection"] == "store"
         assert "profile" in call_tool(memory, "get_profile", None, user_id="u1")
+
+
+def test_a_chunk_committed_between_situating_and_embedding_waits_for_its_context(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """The indexer asks for unsituated chunks, then for unembedded ones: a document stored
+    in between must not be embedded without its LLM context (it once was, under load)."""
+    memory = Memory(
+        tmp_path / "m",
+        embedder=HashingEmbedder(dim=128),
+        llm_base_url=fake_llm.base_url,
+        llm_model="test-model",
+        llm_max_retries=0,
+        background=False,
+    )
+    try:
+        kb_indexer = memory._open().indexer.kb
+        assert kb_indexer is not None
+        repository = kb_indexer._repo
+        real_uncontextualized = repository.uncontextualized
+        calls = []
+
+        def committed_too_late(limit: int) -> list[Any]:
+            calls.append(limit)
+            return [] if len(calls) == 1 else real_uncontextualized(limit)
+
+        kb_indexer._repo = _Patched(repository, uncontextualized=committed_too_late)
+        memory.kb("store").add_document(SECRET, doc_id="refunds")
+        kb_indexer.run_batch()  # sees no chunk to situate: must not embed it either
+        assert memory.stats()["kb"]["kb_pending"] == 1
+        fake_llm.script({"context": "Board rules on refund approvals."})
+        assert memory.wait(30)
+        hits = memory.search_kb("board refund approvals", channels=["bm25"])
+        assert hits and "Board rules" in hits[0].prefix
+    finally:
+        memory.close()
+
+
+class _Patched:
+    """A repository with some methods replaced, the rest passed through."""
+
+    def __init__(self, inner: Any, **replaced: Any) -> None:
+        self._inner = inner
+        self._replaced = replaced
+
+    def __getattr__(self, name: str) -> Any:
+        return self._replaced.get(name) or getattr(self._inner, name)

@@ -62,7 +62,9 @@ class KnowledgeIndexer:
         return len(jobs)
 
     def _embed_chunks(self) -> int:
-        pending = self._repo.pending(self._batch)
+        # with an LLM, a chunk committed after the situating query waits for its context
+        # instead of being embedded without it
+        pending = self._repo.pending(self._batch, situated_only=self._contextualizer is not None)
         if not pending:
             return 0
         vectors = self._embedder.embed_passages([text for _, text in pending])

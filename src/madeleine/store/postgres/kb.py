@@ -232,10 +232,12 @@ class PgKnowledge:
 
     # -- indexing -----------------------------------------------------------------------------
 
-    def pending(self, limit: int) -> list[tuple[int, str]]:
+    def pending(self, limit: int, *, situated_only: bool = False) -> list[tuple[int, str]]:
+        situated = " AND context IS NOT NULL" if situated_only else ""
         with self._db.connect() as conn:
             rows = conn.execute(
-                "SELECT id, embed_text FROM kb_chunks WHERE vector IS NULL ORDER BY id LIMIT %s",
+                f"SELECT id, embed_text FROM kb_chunks WHERE vector IS NULL{situated} "
+                "ORDER BY id LIMIT %s",
                 (limit,),
             ).fetchall()
         return [(int(r[0]), str(r[1])) for r in rows]

@@ -313,12 +313,15 @@ class SQLiteKnowledge:
 
     # -- indexing -------------------------------------------------------------------------------
 
-    def pending(self, limit: int) -> list[tuple[int, str]]:
-        """Chunks still without a vector: (chunk id, the text to embed), oldest first."""
+    def pending(self, limit: int, *, situated_only: bool = False) -> list[tuple[int, str]]:
+        """Chunks still without a vector: (chunk id, the text to embed), oldest first; with
+        ``situated_only``, only those an LLM has situated (or failed to)."""
+        situated = " AND context IS NOT NULL" if situated_only else ""
         rows = (
             self._db.get()
             .execute(
-                "SELECT id, embed_text FROM kb_chunks WHERE vector IS NULL ORDER BY id LIMIT ?",
+                f"SELECT id, embed_text FROM kb_chunks WHERE vector IS NULL{situated} "
+                "ORDER BY id LIMIT ?",
                 (limit,),
             )
             .fetchall()
