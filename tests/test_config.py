@@ -96,6 +96,17 @@ OTHER: dict[str, Any] = {
     "llm_window_messages": 5,
     "pii_policy": {"email": "keep"},
     "vault_key": "a-key",
+    "lifecycle_curves": {"turn": "linear:30", "fact.volatile": "none"},
+    "strength_floor": 0.5,
+    "reinforce_gain": 2.0,
+    "archive_below": 0.2,
+    "protect_importance": 0.7,
+    "exempt_categories": ["health"],
+    "exempt_keys": ["account."],
+    "max_items": 500,
+    "duplicate_similarity": 0.95,
+    "digest_after_days": 7.0,
+    "maintain_every_hours": 6.0,
 }
 
 
@@ -105,7 +116,7 @@ def _get(settings: Settings, flat: str) -> Any:
 
 
 def _env_text(value: Any) -> str:
-    if isinstance(value, dict):
+    if isinstance(value, dict | list):
         return json.dumps(value)
     return str(value).lower() if isinstance(value, bool) else str(value)
 

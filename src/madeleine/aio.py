@@ -21,10 +21,14 @@ from madeleine.importers.runner import ImportReport
 from madeleine.kb.ask import Answer
 from madeleine.kb.collection import KnowledgeBase
 from madeleine.kb.records import CollectionInfo, KBHit, Principal
+from madeleine.maintain.consolidate import MaintenanceReport
+from madeleine.maintain.lifecycle import ItemLifecycle
+from madeleine.maintain.timeline import Timeline
 from madeleine.read.request import TimeBound
 from madeleine.records import AddResult, Context, Hit
 from madeleine.shortterm.agent import AgentState
 from madeleine.shortterm.session import Session
+from madeleine.store.records import LifecycleEntry
 from madeleine.text.tokens import TokenCounter
 
 
@@ -119,6 +123,7 @@ class AsyncMemory:
         now: Moment = None,
         as_of: TimeBound = None,
         include_history: bool = False,
+        include_archived: bool = False,
     ) -> list[Hit]:
         return await asyncio.to_thread(
             self._memory.search,
@@ -131,6 +136,7 @@ class AsyncMemory:
             now=now,
             as_of=as_of,
             include_history=include_history,
+            include_archived=include_archived,
         )
 
     async def context(
@@ -226,6 +232,7 @@ class AsyncMemory:
         as_of: TimeBound = None,
         include_history: bool = False,
         category: str | None = None,
+        include_archived: bool = False,
     ) -> list[Card]:
         return await asyncio.to_thread(
             self._memory.facts,
@@ -233,6 +240,67 @@ class AsyncMemory:
             as_of=as_of,
             include_history=include_history,
             category=category,
+            include_archived=include_archived,
+        )
+
+    async def archive(self, item_id: str, *, user_id: str, reason: str = "by request") -> bool:
+        return await asyncio.to_thread(
+            self._memory.archive, item_id, user_id=user_id, reason=reason
+        )
+
+    async def restore(self, item_id: str, *, user_id: str) -> bool:
+        return await asyncio.to_thread(self._memory.restore, item_id, user_id=user_id)
+
+    async def pin(self, item_id: str, *, user_id: str) -> bool:
+        return await asyncio.to_thread(self._memory.pin, item_id, user_id=user_id)
+
+    async def unpin(self, item_id: str, *, user_id: str) -> bool:
+        return await asyncio.to_thread(self._memory.unpin, item_id, user_id=user_id)
+
+    async def set_importance(self, item_id: str, importance: float, *, user_id: str) -> bool:
+        return await asyncio.to_thread(
+            self._memory.set_importance, item_id, importance, user_id=user_id
+        )
+
+    async def lifecycle(
+        self, item_id: str, *, user_id: str, now: float | None = None
+    ) -> ItemLifecycle:
+        return await asyncio.to_thread(self._memory.lifecycle, item_id, user_id=user_id, now=now)
+
+    async def consolidate(self, user_id: str, *, now: float | None = None) -> MaintenanceReport:
+        return await asyncio.to_thread(self._memory.consolidate, user_id, now=now)
+
+    async def maintain(
+        self, user_ids: Sequence[str] | None = None, *, now: float | None = None
+    ) -> list[MaintenanceReport]:
+        return await asyncio.to_thread(self._memory.maintain, user_ids, now=now)
+
+    async def undo(self, run: str, *, user_id: str) -> list[LifecycleEntry]:
+        return await asyncio.to_thread(self._memory.undo, run, user_id=user_id)
+
+    async def lifecycle_log(
+        self, user_id: str, *, run: str | None = None, limit: int = 100
+    ) -> list[LifecycleEntry]:
+        return await asyncio.to_thread(self._memory.lifecycle_log, user_id, run=run, limit=limit)
+
+    async def timeline(
+        self,
+        user_id: str,
+        query: str | None = None,
+        *,
+        start: TimeBound = None,
+        end: TimeBound = None,
+        include_archived: bool = False,
+        limit: int = 1000,
+    ) -> Timeline:
+        return await asyncio.to_thread(
+            self._memory.timeline,
+            user_id,
+            query,
+            start=start,
+            end=end,
+            include_archived=include_archived,
+            limit=limit,
         )
 
     async def profile(self, user_id: str) -> dict[str, dict[str, list[Card]]]:

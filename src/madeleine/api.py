@@ -26,6 +26,7 @@ from madeleine.kb.collection import KnowledgeBase, require_collection_name
 from madeleine.kb.context import kb_section
 from madeleine.kb.records import CollectionInfo, KBHit, Principal
 from madeleine.kb.search import KBRequest, validate_channels
+from madeleine.lifecycle_api import LifecycleMethods
 from madeleine.read.context import validate_budget
 from madeleine.read.request import (
     SearchRequest,
@@ -49,7 +50,7 @@ Moment = datetime | str | float | None
 DEFAULT_PATH = "./memory-data"
 
 
-class Memory:
+class Memory(LifecycleMethods):
     """Long-term memory for an agent's users, stored in ``path``.
 
     ``add`` returns once messages are durably logged; indexing happens in a background worker
@@ -158,6 +159,7 @@ class Memory:
         now: Moment = None,
         as_of: TimeBound = None,
         include_history: bool = False,
+        include_archived: bool = False,
     ) -> list[Hit]:
         """Hybrid search of one user's memories (turns and facts, ``hit.kind == 'fact'``);
         an unknown user gets an empty list.
@@ -167,10 +169,19 @@ class Memory:
         (True/False/'auto'). ``now`` is the reference time for "last week", "3일 전" etc.
         (default: the present). Facts are current truth by default; ``as_of`` returns the
         facts that held then and only what had been said by then; ``include_history`` adds
-        superseded versions."""
+        superseded versions; ``include_archived`` what maintenance or ``archive`` took out."""
         engine = self._open()
         request = self._request(
-            query, user_id, limit, channels, time_range, stages, now, as_of, include_history
+            query,
+            user_id,
+            limit,
+            channels,
+            time_range,
+            stages,
+            now,
+            as_of,
+            include_history,
+            include_archived,
         )
         return self._search(engine, request)
 
@@ -235,6 +246,8 @@ class Memory:
         context.clarify = find_clarifications(
             request.query, request.user_id, engine.store.facts, hits, engine.analyzer
         )
+        # what reached the agent is reinforced, by the worker, off this request's path
+        engine.lifecycle.recalled(request.user_id, [i.id for i in context.items], request.now)
         return context
 
     def facts(
@@ -244,14 +257,22 @@ class Memory:
         as_of: TimeBound = None,
         include_history: bool = False,
         category: str | None = None,
+        include_archived: bool = False,
     ) -> list[Card]:
         """The user's cards: current truth by default; ``as_of`` what held at that time;
-        ``include_history`` every version (superseded ones included)."""
+        ``include_history`` every version (superseded ones included); ``include_archived``
+        the cards maintenance or ``archive`` took out."""
         engine = self._open()
         require_id(user_id, "user_id")
+        if not isinstance(include_archived, bool):
+            raise TypeError("include_archived must be a bool")
         moment = None if as_of is None else epoch_of(as_of, "as_of")
         found = engine.store.facts.facts(
-            user_id, as_of=moment, include_history=include_history, category=category
+            user_id,
+            as_of=moment,
+            include_history=include_history,
+            category=category,
+            include_archived=include_archived,
         )
         return [engine.restorer.card(f.card) for f in found]
 
@@ -601,6 +622,7 @@ class Memory:
         now: object,
         as_of: TimeBound,
         include_history: object,
+        include_archived: object = False,
     ) -> SearchRequest:
         return build_request(
             query,
@@ -613,6 +635,7 @@ class Memory:
             as_of,
             include_history,
             self._engine.searcher.default_stages,
+            include_archived=include_archived,
         )
 
     @staticmethod

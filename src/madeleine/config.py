@@ -45,6 +45,16 @@ def _json_object(value: object, info: ValidationInfo) -> object:
     return value
 
 
+def _name_list(value: object) -> object:
+    """A list setting read from the environment: JSON ('["a", "b"]') or 'a,b'."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            return json.loads(text)
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return value
+
+
 _Group = ConfigDict(extra="forbid", validate_assignment=True)
 
 
@@ -427,6 +437,99 @@ class PIISettings(BaseModel):
         return value
 
 
+_CURVE_SHAPES = ("exponential", "linear", "none")
+
+
+class LifecycleSettings(BaseModel):
+    """Strength, reinforcement, importance, forgetting and consolidation (``maintain``)."""
+
+    model_config = _Group
+
+    curves: Annotated[dict[str, str], BeforeValidator(_json_object)] = Field(
+        default_factory=lambda: {
+            "turn": "exponential:180",
+            "digest": "none",
+            "fact.stable": "none",
+            "fact.volatile": "exponential:120",
+            "fact.plan": "exponential:30",
+        },
+        description="forgetting curve per memory type, 'exponential:<half-life days>', "
+        "'linear:<half-life days>' or 'none'; a fact looks up 'fact.<category>', then "
+        "'fact.<stability>', then 'fact'; a turn 'turn'",
+    )
+    strength_floor: float = Field(
+        default=0.8,
+        ge=0,
+        le=1,
+        description="score share a fully faded memory keeps in search: relevance x (floor + "
+        "(1 - floor) x strength); 1 turns strength off in ranking",
+    )
+    reinforce_gain: float = Field(
+        default=1.0,
+        ge=0,
+        description="how much a recall into a context lengthens an item's half-life, scaled by "
+        "how much it had faded (a second recall the same minute adds almost nothing)",
+    )
+    archive_below: float = Field(
+        default=0.1, ge=0, lt=1, description="maintenance archives items weaker than this"
+    )
+    protect_importance: float = Field(
+        default=0.8,
+        ge=0,
+        le=1,
+        description="items at least this important never fade and are never archived",
+    )
+    exempt_categories: Annotated[list[str], BeforeValidator(_name_list)] = Field(
+        default_factory=lambda: ["identity", "health"],
+        description="fact categories that never fade and are never archived",
+    )
+    exempt_keys: Annotated[list[str], BeforeValidator(_name_list)] = Field(
+        default_factory=list, description="fact keys (or key prefixes) exempt like a category"
+    )
+    max_items: int | None = Field(
+        default=None,
+        gt=0,
+        description="storage budget per user (active turns and facts): near it, maintenance "
+        "archives the weakest unprotected items until the user is back under 90 %",
+    )
+    duplicate_similarity: float = Field(
+        default=0.9,
+        gt=0,
+        le=1,
+        description="cosine at which two turns or two cards say the same thing",
+    )
+    digest_after_days: float = Field(
+        default=30.0, gt=0, description="sessions older than this are summarized into digests"
+    )
+    schedule_hours: float = Field(
+        default=24.0,
+        ge=0,
+        description="`madeleine worker` runs maintenance for every user this often (0: never)",
+    )
+
+    @field_validator("curves")
+    @classmethod
+    def _known_curves(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, spec in value.items():
+            shape, _, days = spec.partition(":")
+            if shape not in _CURVE_SHAPES:
+                raise ValueError(
+                    f"curve {name!r}: the shape must be one of {', '.join(_CURVE_SHAPES)}, "
+                    f"got {spec!r}"
+                )
+            if shape != "none":
+                try:
+                    positive = float(days) > 0
+                except ValueError:
+                    positive = False
+                if not positive:
+                    raise ValueError(
+                        f"curve {name!r}: give a positive half-life in days, e.g. "
+                        f"'{shape}:90', got {spec!r}"
+                    )
+        return value
+
+
 GROUPS: dict[str, type[BaseModel]] = {
     "embed": EmbedSettings,
     "limits": LimitsSettings,
@@ -440,6 +543,7 @@ GROUPS: dict[str, type[BaseModel]] = {
     "llm": LLMSettings,
     "kb": KBSettings,
     "pii": PIISettings,
+    "lifecycle": LifecycleSettings,
 }
 
 FLAT_NAMES: dict[str, tuple[str, str]] = {
@@ -518,6 +622,17 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
     "kb_ask_steps": ("kb", "ask_steps"),
     "pii_policy": ("pii", "policy"),
     "vault_key": ("pii", "vault_key"),
+    "lifecycle_curves": ("lifecycle", "curves"),
+    "strength_floor": ("lifecycle", "strength_floor"),
+    "reinforce_gain": ("lifecycle", "reinforce_gain"),
+    "archive_below": ("lifecycle", "archive_below"),
+    "protect_importance": ("lifecycle", "protect_importance"),
+    "exempt_categories": ("lifecycle", "exempt_categories"),
+    "exempt_keys": ("lifecycle", "exempt_keys"),
+    "max_items": ("lifecycle", "max_items"),
+    "duplicate_similarity": ("lifecycle", "duplicate_similarity"),
+    "digest_after_days": ("lifecycle", "digest_after_days"),
+    "maintain_every_hours": ("lifecycle", "schedule_hours"),
 }
 """Old flat name → (group, field). ``fusion`` and ``rerank`` name both a flat field and a group:
 a dict (or group model) means the group, any other value the old flat field."""
@@ -659,6 +774,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = _group(LLMSettings)
     kb: KBSettings = _group(KBSettings)
     pii: PIISettings = _group(PIISettings)
+    lifecycle: LifecycleSettings = _group(LifecycleSettings)
 
     def __init__(self, **values: Any) -> None:
         """Flat names and group dicts are accepted at run time; say so to type checkers too."""

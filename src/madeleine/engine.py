@@ -23,6 +23,9 @@ from madeleine.kb.contextual import ChunkContextualizer
 from madeleine.kb.indexer import KnowledgeIndexer
 from madeleine.kb.search import KnowledgeSearcher
 from madeleine.llm.client import LLM
+from madeleine.maintain.consolidate import Consolidator
+from madeleine.maintain.lifecycle import Lifecycle
+from madeleine.maintain.strength import StrengthModel
 from madeleine.read.context import ContextBuilder
 from madeleine.read.dense import DenseIndex
 from madeleine.read.restore import Restorer
@@ -63,6 +66,8 @@ class Engine:
     tokens: TokenCounter
     knowledge: KnowledgeSearcher
     documents: DocumentPreparer
+    lifecycle: Lifecycle
+    consolidator: Consolidator
     signal: JobSignal | None = None  # wakes other processes' workers (Redis)
 
     def kb_changed(self) -> None:
@@ -159,6 +164,11 @@ class Engine:
     def close(self) -> None:
         if self.worker is not None:
             self.worker.stop()
+        if not self.store.read_only:
+            try:
+                self.lifecycle.write_recalls()  # the last contexts' recalls
+            except Exception:  # reinforcement is a hint: never fail a close over it
+                log.exception("could not write the pending recalls")
         if self.signal is not None:
             self.signal.close()
         self.searcher.close()
@@ -248,12 +258,16 @@ def build_engine(
         store.facts,
         store.graph,
         store.cache,
+        store.lifecycle,
     )
     if not store.read_only:
         indexer.followers.append(searcher.follow)
     situate = ChunkContextualizer(llm, analyzer) if llm and settings.kb.llm_prefix else None
     indexer.kb = KnowledgeIndexer(store.kb, model, contextualizer=situate)
     restorer = Restorer(store.vault)
+    lifecycle = Lifecycle(store, StrengthModel(settings.lifecycle))
+    if not store.read_only:
+        indexer.chores.append(lifecycle.write_recalls)
     tokens = token_counter or token_estimator(settings.limits.tokenizer)
     signal = job_signal(settings) if not store.read_only else None
     wakers = [w.notify for w in (worker, signal) if w is not None]
@@ -285,6 +299,8 @@ def build_engine(
             settings.kb,
         ),
         documents=DocumentPreparer(analyzer, tokens, settings.kb, model),
+        lifecycle=lifecycle,
+        consolidator=Consolidator(store, model, analyzer, settings),
         signal=signal,
     )
 

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from madeleine.read.explain import Explain, HitKind
 
+FACT_KINDS = ("fact", "digest")  # hits that are cards: a fact, or a session digest
+
 if TYPE_CHECKING:
     from madeleine.kb.clarify import Clarification
     from madeleine.kb.records import KBHit

@@ -62,7 +62,13 @@ def test_stages_show_in_explain_and_can_be_switched_off(memory: Memory) -> None:
         "hiking trip with the dog",
         user_id="u",
         limit=5,
-        stages={"windows": False, "sessions": False, "dated": False, "diversify": False},
+        stages={
+            "windows": False,
+            "sessions": False,
+            "dated": False,
+            "strength": False,
+            "diversify": False,
+        },
     )
     for hit in plain:
         assert not {"window", "session", "dated", "diversity_penalty"} & set(hit.explain)
@@ -83,10 +89,13 @@ def test_scores_are_absolute_not_batch_normalized(memory: Memory) -> None:
         "quantum chromodynamics lecture",
         user_id="u",
         limit=1,
-        stages={"windows": False, "sessions": False},
+        stages={"windows": False, "sessions": False, "strength": False},
     )
     strong = memory.search(
-        "pottery class", user_id="u", limit=1, stages={"windows": False, "sessions": False}
+        "pottery class",
+        user_id="u",
+        limit=1,
+        stages={"windows": False, "sessions": False, "strength": False},
     )
     assert strong[0].score > 0.5
     assert not weak or weak[0].score < strong[0].score / 2  # no min-max pinning to 1.0

@@ -32,7 +32,7 @@ from madeleine.read.outdated import Line, outdated, particular
 from madeleine.read.request import SearchRequest
 from madeleine.read.restore import Restorer
 from madeleine.read.stages import spoken_words
-from madeleine.records import Context, Hit
+from madeleine.records import FACT_KINDS, Context, Hit
 from madeleine.store.ports import FactRepository
 from madeleine.text.analyzer import Analyzer
 from madeleine.text.timeparse import from_epoch
@@ -195,7 +195,7 @@ class _Packer:
         for hits in (self.window, self.items):
             if hits:
                 hit = hits.pop()
-                if hit.kind == "fact":
+                if hit.kind in FACT_KINDS:
                     line = f"- {fact_line_of(hit)}"
                     self.facts[:] = [f for f in self.facts if not f.startswith(line)]
                     return True
@@ -250,12 +250,12 @@ class ContextBuilder:
         packer = _Packer(budget_tokens, self._count, self._count(HEADER))
         if packer.used >= budget_tokens or not self._fits_best(packer, relevant[0], terms):
             return self._bare(relevant[0], terms, budget_tokens)
-        fact_hits = [h for h in relevant if h.kind == "fact"]
-        turns = [h for h in relevant if h.kind != "fact"]
+        fact_hits = [h for h in relevant if h.kind in FACT_KINDS]
+        turns = [h for h in relevant if h.kind not in FACT_KINDS]
         for alert in self._alerts(request, fact_hits, turns, terms):
             packer.add_line(packer.alerts, ALERTS_TITLE, alert)
         for hit in _session_first(relevant):
-            if hit.kind == "fact":
+            if hit.kind in FACT_KINDS:
                 if hit.id not in packer.seen:
                     packer.seen.add(hit.id)
                     if packer.add_line(packer.facts, FACTS_TITLE, fact_line_of(hit)):
@@ -265,7 +265,7 @@ class ContextBuilder:
         for line in self._linked(request, fact_hits, packer.seen, terms):
             packer.add_line(packer.linked, LINKED_TITLE, line)
         if window and packer.items:
-            packed_turns = [h for h in packer.items if h.kind != "fact"]
+            packed_turns = [h for h in packer.items if h.kind not in FACT_KINDS]
             found = self._neighbours(user_id, packed_turns, window)
             for neighbours in found.values():
                 self._restorer.hits(user_id, neighbours)
@@ -314,7 +314,7 @@ class ContextBuilder:
             for section in packer.sections.values()
             for t in section
         ]
-        facts = [Line(h, keep(words(h)), True) for h in packer.items if h.kind == "fact"]
+        facts = [Line(h, keep(words(h)), True) for h in packer.items if h.kind in FACT_KINDS]
         notes = outdated(turns, facts, lambda h: (h.timestamp.timestamp(), _number(h.id)))
         for section in packer.sections.values():
             for turn in section:
@@ -426,7 +426,7 @@ class ContextBuilder:
             return
         added: list[Hit] = []
         for hit in chosen:
-            if hit.kind == "fact":
+            if hit.kind in FACT_KINDS:
                 packer.seen.add(hit.id)
                 if packer.add_line(packer.facts, FACTS_TITLE, fact_line_of(hit)):
                     packer.items.append(hit)
@@ -462,7 +462,7 @@ class ContextBuilder:
 
     def _fits_best(self, packer: _Packer, best: Hit, terms: set[str]) -> bool:
         """Whether the best hit fits beside the header (cut if need be)."""
-        if best.kind == "fact":
+        if best.kind in FACT_KINDS:
             title = FACTS_TITLE
             return packer.used + self._count(title + f"- {fact_line_of(best)}\n") <= packer.budget
         turn = self._turn(best, terms, packer.budget)
@@ -471,8 +471,8 @@ class ContextBuilder:
 
     def _bare(self, best: Hit, terms: set[str], budget: int) -> Context:
         """A budget too small for labels: the best evidence alone, cut to fit."""
-        text = fact_line_of(best) if best.kind == "fact" else best.text
-        note = "" if best.kind == "fact" else _outdated_note(best)
+        text = fact_line_of(best) if best.kind in FACT_KINDS else best.text
+        note = "" if best.kind in FACT_KINDS else _outdated_note(best)
         cut = excerpt(text + note, terms, budget, self._count, self._analyzer)
         if not cut:
             return Context(text="", items=[], tokens=0, budget_tokens=budget)
@@ -627,7 +627,7 @@ def _session_first(hits: Sequence[Hit]) -> list[Hit]:
     later: list[Hit] = []
     per_session: dict[str, int] = {}
     for hit in hits:
-        if hit.kind == "fact":
+        if hit.kind in FACT_KINDS:
             first.append(hit)
             continue
         taken = per_session.get(hit.session_id, 0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-HitKind = Literal["turn", "fact"]
+HitKind = Literal["turn", "fact", "digest"]  # a digest: a session summarized by maintenance
 FusionName = Literal["weighted", "rrf"]
 
 
@@ -73,6 +73,7 @@ class Explain(TypedDict, total=False):
     dated: Contribution
     time: dict[str, Any]
     decay: DecayEntry
+    strength: dict[str, Any]  # strength, factor, curve, age_days, importance, recalls, protected
     rerank: RerankEntry
     phatic: dict[str, float]  # a greeting or a turn that only names someone: its factor
     truth: dict[str, Any]  # superseded: "fact", "by", "since", "current"; lifted: "replaces"

@@ -19,6 +19,7 @@ import numpy.typing as npt
 from madeleine.config import Settings
 from madeleine.read.channels import Query
 from madeleine.read.explain import Explain
+from madeleine.read.lifecycle import LIFECYCLE_KEY, LifecycleIndex, LifecycleView
 from madeleine.read.lru import UserLRU
 from madeleine.read.names import about_names
 from madeleine.read.request import PASSAGE_CHANNELS, SearchRequest
@@ -61,6 +62,9 @@ class FactQuery:
     limit: int
     graph: dict[int, float] | None = None  # fact id -> the graph channel's calibrated score
     names_factor: float = 1.0  # kept by the user's name card when the query is not about names
+    strength: bool = True  # relevance x strength (the lifecycle)
+    include_archived: bool = False
+    lifecycle: LifecycleView | None = None  # the user's states; None: read them
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +90,11 @@ class FactIndex:
         settings: Settings,
         similarity_range: tuple[float, float],
         shared: SharedCache | None = None,
+        lifecycle: LifecycleIndex | None = None,
     ) -> None:
         self._facts = facts
         self._shared = shared
+        self._lifecycle = lifecycle
         self._settings = settings
         self.settings = settings
         self._low, self._high = similarity_range
@@ -134,6 +140,13 @@ class FactIndex:
         if size == 0 or query.limit <= 0:
             return []
         allowed = _valid(rows, query)
+        strengths = None
+        view = query.lifecycle
+        if self._lifecycle is not None:
+            view = view or self._lifecycle.view(query.user_id)
+            strengths = self._lifecycle.fact_strengths(view, rows, query.now)
+            if not query.include_archived:
+                allowed &= ~strengths.archived
         channels: dict[str, tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]] = {}
         if query.vector is not None and rows.matrix.shape[1] == query.vector.shape[0]:
             raw = (rows.matrix @ query.vector).astype(np.float64)
@@ -165,6 +178,10 @@ class FactIndex:
             age_days = np.maximum(query.now - moment, 0.0) / 86_400.0
             factor = np.where(rows.exempt, 1.0, np.power(0.5, age_days / half_life))
             fused *= factor
+        lifecycle = self._lifecycle
+        strong = query.strength and lifecycle is not None and strengths is not None
+        if strong and strengths is not None:
+            fused *= strengths.factor
         fused[~allowed] = 0.0
         positive = int((fused > 0).sum())
         take = min(positive, query.limit)
@@ -196,6 +213,10 @@ class FactIndex:
                     "factor": round(float(factor[row]), 6),
                     "exempt": bool(rows.exempt[row]),
                 }
+            if strong and lifecycle is not None and view is not None:
+                explain["strength"] = lifecycle.explain(
+                    lifecycle.fact_item(rows, row), view, query.now
+                )
             results.append(ScoredFact(int(rows.ids[row]), float(fused[row]), explain))
         return results
 
@@ -284,10 +305,17 @@ class FactsChannel:
                 names_factor=1.0
                 if about_names(request.query)
                 else self._index.settings.stages.phatic_factor,
+                strength=request.stages.strength,
+                include_archived=request.include_archived,
+                lifecycle=query.prepared.get(LIFECYCLE_KEY),
             ),
             lexical,
         )
-        scored = _with_current(scored, query.prepared.get(TRUTH_KEY, {}), lexical.rows, request)
+        view: LifecycleView | None = query.prepared.get(LIFECYCLE_KEY)
+        archived = set() if view is None or request.include_archived else view.archived_facts()
+        scored = _with_current(
+            scored, query.prepared.get(TRUTH_KEY, {}), lexical.rows, request, archived
+        )
         cut = min(h.score for h in hits) if len(hits) >= request.limit else float("-inf")
         scored = [found for found in scored if found.score > cut]
         if not scored:
@@ -323,7 +351,7 @@ class FactsChannel:
             fact_hits.append(
                 Hit(
                     id=card.id,
-                    kind="fact",
+                    kind="digest" if card.key.startswith("digest.") else "fact",
                     text=card.statement,
                     score=found.score,
                     timestamp=card.valid_from or card.recorded_at,
@@ -342,6 +370,7 @@ def _with_current(
     current: dict[int, CurrentFact],
     rows: FactVectors,
     request: SearchRequest,
+    archived: set[int],
 ) -> list[ScoredFact]:
     """The current facts that replaced stale turns (``read/truth.py``) rank at least just
     above those turns, found by the facts' own scoring or not."""
@@ -367,7 +396,7 @@ def _with_current(
     holding = {
         number
         for number, row in zip(current, at.tolist(), strict=True)
-        if row >= 0 and allowed[row]
+        if row >= 0 and allowed[row] and number not in archived
     }
     lifted: list[ScoredFact] = []
     found = set()

@@ -19,6 +19,7 @@ StageName = Literal[
     "time",
     "phatic",
     "decay",
+    "strength",
     "rerank",
     "truth",
 ]
@@ -42,13 +43,14 @@ DEFAULT = Recipe(
         "time",
         "phatic",
         "decay",
+        "strength",
         "rerank",
         "truth",
     ),
     "every stage: context windows, session digests, entities, the time range, dated "
     "passages for 'when' questions, time expressions, small talk that only names someone, "
-    "decay, the optional reranker, then current truth (a superseded turn yields to its "
-    "successor)",
+    "decay, strength (relevance x how firmly each memory is held), the optional reranker, "
+    "then current truth (a superseded turn yields to its successor)",
 )
 PLAIN = Recipe(
     "plain",

@@ -29,6 +29,7 @@ STAGE_NAMES = (
     "time",
     "phatic",
     "decay",
+    "strength",
     "rerank",
     "truth",
     "diversify",
@@ -41,6 +42,7 @@ _BOOL_STAGES = (
     "time",
     "phatic",
     "decay",
+    "strength",
     "rerank",
     "truth",
 )
@@ -59,6 +61,7 @@ class Stages:
     time: bool = True
     phatic: bool = True
     decay: bool = True
+    strength: bool = True
     rerank: bool = False
     truth: bool = True
     diversify: bool | None = None  # None: decided by query analysis (broad questions)
@@ -118,6 +121,7 @@ class SearchRequest:
     now: float
     as_of: float | None = None
     include_history: bool = False
+    include_archived: bool = False
 
 
 def build_request(
@@ -131,6 +135,7 @@ def build_request(
     as_of: TimeBound,
     include_history: object,
     defaults: Stages,
+    include_archived: object = False,
 ) -> SearchRequest:
     """Check every argument of ``search``/``context``; errors name the argument."""
     if not isinstance(query, str):
@@ -144,6 +149,8 @@ def build_request(
     count = require_limit(limit, "limit", _MAX_LIMIT)
     if not isinstance(include_history, bool):
         raise TypeError(f"include_history must be a bool, got {type(include_history).__name__}")
+    if not isinstance(include_archived, bool):
+        raise TypeError(f"include_archived must be a bool, got {type(include_archived).__name__}")
     return SearchRequest(
         query=query,
         user_id=user,
@@ -156,6 +163,7 @@ def build_request(
         ),
         as_of=None if as_of is None else epoch_of(as_of, "as_of"),
         include_history=include_history,
+        include_archived=include_archived,
     )
 
 

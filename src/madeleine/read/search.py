@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder, QueueingEmbedder, Vectors
+from madeleine.maintain.strength import StrengthModel
 from madeleine.read.blas import BlasThreads
 from madeleine.read.channels import (
     BM25Channel,
@@ -34,6 +35,13 @@ from madeleine.read.explain import ChannelEntry, Explain, FusionName, HitKind
 from madeleine.read.facts import FactIndex, FactsChannel
 from madeleine.read.fusion import Fusion, fusions
 from madeleine.read.graph import GraphIndex
+from madeleine.read.lifecycle import (
+    LIFECYCLE_KEY,
+    STRENGTHS_KEY,
+    LifecycleIndex,
+    RowStrengths,
+    StrengthStage,
+)
 from madeleine.read.lru import UserLRU
 from madeleine.read.names import UserNames, rewrite
 from madeleine.read.query import analyze_query
@@ -62,6 +70,7 @@ from madeleine.store.ports import (
     EventLog,
     FactRepository,
     GraphRepository,
+    LifecycleRepository,
     SharedCache,
 )
 from madeleine.store.records import StoredEpisode
@@ -86,6 +95,7 @@ class Searcher:
         facts: FactRepository | None = None,
         graph: GraphRepository | None = None,
         shared: SharedCache | None = None,
+        lifecycle: LifecycleRepository | None = None,
     ) -> None:
         self._store = store
         self._dense = dense
@@ -107,6 +117,11 @@ class Searcher:
         # the embedding is the costliest step of a search, so recent ones are kept
         self._recent_vectors: UserLRU[Vectors] = UserLRU(_RECENT_QUERIES)
         self._blas = BlasThreads.for_numpy(1)
+        self.lifecycle = (
+            None
+            if lifecycle is None
+            else LifecycleIndex(lifecycle, StrengthModel(settings.lifecycle))
+        )
         self._graph = (
             None if graph is None else GraphIndex(graph, settings, embedder.similarity_range, facts)
         )
@@ -125,7 +140,9 @@ class Searcher:
         fact_index = None
         self._names = None if facts is None else UserNames(facts)
         if facts is not None:
-            fact_index = FactIndex(facts, settings, embedder.similarity_range, shared)
+            fact_index = FactIndex(
+                facts, settings, embedder.similarity_range, shared, self.lifecycle
+            )
             self._merged["facts"] = FactsChannel(fact_index, facts, store)
         self._fusions: dict[FusionName, Fusion] = fusions(settings)
         self.reranker = build_chain(
@@ -146,6 +163,7 @@ class Searcher:
             TimeStage(store, analyzer, settings),
             PhaticStage(store, analyzer, settings.stages.phatic_factor),
             DecayStage(settings.stages.half_life_days),
+            StrengthStage(self.lifecycle),
             RerankStage(store, self.reranker, settings.rerank.top_n, settings.rerank.weight),
         ]
         if facts is not None and fact_index is not None:
@@ -193,6 +211,8 @@ class Searcher:
             depth=max(self._settings.fusion.channel_depth, request.limit),
             vector=vector,
         )
+        if self.lifecycle is not None:
+            query.prepared[LIFECYCLE_KEY] = self.lifecycle.view(request.user_id)
         for channel in merged:
             channel.start(query)
         hits: list[Hit] = []
@@ -203,6 +223,19 @@ class Searcher:
         if not merged and vector is not None:
             vector.cancel()
         return hits
+
+    def _turn_strengths(self, query: Query) -> RowStrengths | None:
+        """Every row's strength and archive flag, computed once per query (the strength
+        stage reads them too)."""
+        view = query.prepared.get(LIFECYCLE_KEY)
+        if self.lifecycle is None or view is None:
+            return None
+        rows = query.rows
+        strengths = self.lifecycle.turn_strengths(
+            view, rows.ids, rows.times, rows.kinds, rows.pinned, query.request.now
+        )
+        query.prepared[STRENGTHS_KEY] = strengths
+        return strengths
 
     def query_vector(self, text: str) -> Future[Vectors]:
         """The query's embedding: from the cache of recent queries, or computed on the
@@ -268,6 +301,9 @@ class Searcher:
         t0 = time.perf_counter()
         size = query.rows.ids.size
         base = self._fusions[request.stages.fusion].fuse(_in_recall_order(recalls), size)
+        strengths = self._turn_strengths(query)
+        if strengths is not None and not request.include_archived:
+            base[strengths.archived] = 0.0  # archived: out of search until restored
         scores = ScoreState(base, base.copy())
         applied: list[Effect] = []
         for stage in stages:

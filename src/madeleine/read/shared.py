@@ -64,6 +64,9 @@ def encode_facts(value: FactVectors) -> bytes:
             "keys": np.asarray(value.keys, dtype=np.str_),
             "link_facts": value.link_facts,
             "link_episodes": value.link_episodes,
+            "categories": np.asarray(value.categories, dtype=np.str_),
+            "importance": value.importance,
+            "pinned": value.pinned,
         }
     )
 
@@ -82,6 +85,9 @@ def decode_facts(payload: bytes) -> FactVectors:
         keys=[str(k) for k in a["keys"]],
         link_facts=a["link_facts"],
         link_episodes=a["link_episodes"],
+        categories=[str(c) for c in a["categories"]],
+        importance=a["importance"],
+        pinned=a["pinned"],
     )
 
 

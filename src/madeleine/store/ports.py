@@ -35,9 +35,12 @@ from madeleine.store.records import (
     FactVectors,
     GraphRows,
     IndexJob,
+    ItemState,
+    LifecycleEntry,
     NewEvent,
     NewMention,
     SessionInfo,
+    StateChange,
     StoredEpisode,
     StoredEvent,
     StoredFact,
@@ -68,6 +71,10 @@ class EventLog(Protocol):
     def event_by_external_id(self, user_id: str, external_id: str) -> int | None: ...
 
     def has_user(self, user_id: str) -> bool: ...
+
+    def user_ids(self) -> list[str]:
+        """Every user with a logged event, in order."""
+        ...
 
     def events_exist(self, tx: Transaction, event_ids: Sequence[int]) -> bool: ...
 
@@ -239,11 +246,19 @@ class FactRepository(Protocol):
         self, tx: Transaction, fact_id: int, confidence: float, sources: Sequence[int]
     ) -> None: ...
 
+    def set_support(
+        self, tx: Transaction, fact_id: int, confidence: float, sources: Sequence[int]
+    ) -> None:
+        """Exactly this confidence and these sources (a merge, or the undoing of one)."""
+        ...
+
     def mark_superseded_by(
         self, tx: Transaction, new_id: int, old: StoredFact, now: float
     ) -> None: ...
 
     def set_status(self, tx: Transaction, fact_id: int, status: str) -> None: ...
+
+    def set_pinned(self, fact_id: int, pinned: bool) -> None: ...
 
     def log(
         self,
@@ -278,6 +293,7 @@ class FactRepository(Protocol):
         include_history: bool = False,
         category: str | None = None,
         most_important: int | None = None,
+        include_archived: bool = False,
     ) -> list[StoredFact]: ...
 
     def generation(self, user_id: str) -> int: ...
@@ -492,6 +508,40 @@ class KnowledgeRepository(Protocol):
     def counts(self) -> dict[str, int]: ...
 
 
+class LifecycleRepository(Protocol):
+    """Per-item lifecycle state (importance, pins, archive, recalls) and the log of every
+    lifecycle decision, so that maintenance can be explained and undone."""
+
+    def generation(self, user_id: str) -> int:
+        """Moves on every change to the user's states (a global clock: never repeats)."""
+        ...
+
+    def states(self, user_id: str) -> dict[str, ItemState]: ...
+
+    def change(
+        self,
+        user_id: str,
+        items: Sequence[str],
+        decide: Callable[[dict[str, ItemState]], Sequence[StateChange]],
+        run: str,
+        at: float,
+    ) -> list[StateChange]:
+        """In one transaction that holds the user's writers off: read the stored states of
+        ``items``, let ``decide`` turn them into changes, write the new states and log the
+        logged changes under ``run``; the changes made."""
+        ...
+
+    def entries(
+        self, user_id: str, run: str | None = None, limit: int | None = None
+    ) -> list[LifecycleEntry]:
+        """Logged changes, newest first (one run's only, with ``run``)."""
+        ...
+
+    def mark_undone(self, user_id: str, entry_ids: Sequence[int], at: float) -> None: ...
+
+    def forget_user(self, tx: Transaction, user_id: str) -> int: ...
+
+
 class Store(EventLog, Outbox, EpisodeIndex, Protocol):
     """A whole backend: the log, the outbox and the episode index, plus its repositories."""
 
@@ -502,6 +552,7 @@ class Store(EventLog, Outbox, EpisodeIndex, Protocol):
     short_term: ShortTermRepository
     cache: SharedCache | None  # a cache level shared by every process (Redis), if any
     kb: KnowledgeRepository
+    lifecycle: LifecycleRepository
     vectors: VectorIndex
     dense: DenseSearch | None  # set when the store searches vectors itself (PostgreSQL)
     read_only: bool  # opened for reads only: writes raise StoreReadOnlyError

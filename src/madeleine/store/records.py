@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -144,6 +144,9 @@ class FactVectors:
     keys: list[str]
     link_facts: npt.NDArray[np.int64]
     link_episodes: npt.NDArray[np.int64]
+    categories: list[str]  # for the lifecycle: a card's forgetting curve and exemptions
+    importance: npt.NDArray[np.float64]
+    pinned: npt.NDArray[np.bool_]
 
 
 def fact_number(fact_id: str) -> int:
@@ -232,3 +235,75 @@ class TransitionRecord:
 
 class StaleStateError(Exception):
     """Another writer moved the agent's state since it was read (any backend raises it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ItemState:
+    """The lifecycle of one turn or fact (``item`` is 'ep_12' or 'fact_3'). An item without
+    a stored state has the defaults: derived importance, pinned as its record says, never
+    archived, never recalled."""
+
+    item: str
+    importance: float | None = None  # set by the caller, a rule run or an LLM; None: derived
+    importance_by: str | None = None  # 'caller', 'rules' or 'llm:<model>'
+    pinned: bool | None = None  # None: as the record says (card.pinned, metadata "pinned")
+    archived_at: float | None = None
+    archive_reason: str | None = None
+    recalls: int = 0
+    stability: float = 1.0  # multiplies the curve's half-life; spaced recalls raise it
+    last_recall: float | None = None  # a logical time: it never moves backwards
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "importance": self.importance,
+            "importance_by": self.importance_by,
+            "pinned": self.pinned,
+            "archived_at": self.archived_at,
+            "archive_reason": self.archive_reason,
+            "recalls": self.recalls,
+            "stability": self.stability,
+            "last_recall": self.last_recall,
+        }
+
+    @staticmethod
+    def from_dict(item: str, data: dict[str, Any]) -> ItemState:
+        return ItemState(
+            item=item,
+            importance=data.get("importance"),
+            importance_by=data.get("importance_by"),
+            pinned=data.get("pinned"),
+            archived_at=data.get("archived_at"),
+            archive_reason=data.get("archive_reason"),
+            recalls=int(data.get("recalls", 0)),
+            stability=float(data.get("stability", 1.0)),
+            last_recall=data.get("last_recall"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StateChange:
+    """One lifecycle decision: ``item`` goes from ``before`` to ``after`` (None: no stored
+    state). ``action`` names it in the log ('archive', 'restore', 'pin', 'merge', ...);
+    ``detail`` says why. Logged changes can be undone; reinforcements are not logged."""
+
+    action: str
+    item: str
+    before: ItemState | None
+    after: ItemState | None
+    detail: dict[str, Any] = field(default_factory=dict)
+    logged: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleEntry:
+    """A logged lifecycle change: what ``run`` did to ``item``, and whether it was undone."""
+
+    id: int
+    run: str
+    at: float
+    action: str
+    item: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    detail: dict[str, Any]
+    undone_at: float | None

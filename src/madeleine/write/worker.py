@@ -56,6 +56,8 @@ class Indexer:
         self.followers: list[Callable[[set[str]], None]] = []
         # the knowledge base's embedding, run when the outbox is empty
         self.kb: KnowledgeIndexer | None = None
+        # small jobs run between batches, off the request path (recalls to reinforce)
+        self.chores: list[Callable[[], int]] = []
         self._touched: set[str] = set()
         # seconds spent per step since this indexer started: what facts cost at ingest
         self.seconds: dict[str, float] = {
@@ -123,7 +125,13 @@ class Indexer:
                 progress(claimed)
 
     def follow(self) -> None:
-        """Tell the followers which users the batches since the last call touched."""
+        """Tell the followers which users the batches since the last call touched, and run
+        the chores."""
+        for chore in self.chores:
+            try:
+                chore()
+            except Exception:  # a chore that failed is tried again next time
+                log.exception("a background chore of the indexer failed")
         touched, self._touched = self._touched, set()
         if not touched:
             return

@@ -24,6 +24,11 @@ from madeleine.store.postgres.lexical import (
 from madeleine.store.records import FactVectors, StoredFact, Transaction, fact_number
 from madeleine.text.timeparse import from_epoch, to_epoch
 
+# the lifecycle's archive, applied in the query: an archived card is out of every listing
+ARCHIVED_FACTS = (
+    " AND NOT EXISTS (SELECT 1 FROM item_states s WHERE s.user_id = facts.user_id"
+    " AND s.item = 'fact_' || facts.id AND s.archived_at IS NOT NULL)"
+)
 _COLUMNS = (
     "id, user_id, card, status, recorded_at, superseded_at, supersedes, superseded_by, "
     "pinned, extractor, valid_from, valid_to, confidence, vector"
@@ -113,6 +118,16 @@ class PgFacts:
         _add_sources(conn, fact_id, sources)
         _sync_sources(conn, [fact_id])
 
+    def set_support(
+        self, tx: Transaction, fact_id: int, confidence: float, sources: Sequence[int]
+    ) -> None:
+        """Exactly this confidence and these sources (a merge, or the undoing of one)."""
+        conn = conn_of(tx)
+        conn.execute("UPDATE facts SET confidence = %s WHERE id = %s", (confidence, fact_id))
+        conn.execute("DELETE FROM fact_sources WHERE fact_id = %s", (fact_id,))
+        _add_sources(conn, fact_id, sources)
+        _sync_sources(conn, [fact_id])
+
     def mark_superseded_by(self, tx: Transaction, new_id: int, old: StoredFact, now: float) -> None:
         """A late-arriving older statement: ``new_id`` is history from the start, superseded
         by the ``old`` current fact (which becomes its successor in the chain)."""
@@ -123,6 +138,10 @@ class PgFacts:
         )
         if old.card.supersedes is None:
             conn.execute("UPDATE facts SET supersedes = %s WHERE id = %s", (new_id, old.number))
+
+    def set_pinned(self, fact_id: int, pinned: bool) -> None:
+        with self._db.connect() as conn:
+            conn.execute("UPDATE facts SET pinned = %s WHERE id = %s", (pinned, fact_id))
 
     def set_status(self, tx: Transaction, fact_id: int, status: str) -> None:
         conn_of(tx).execute("UPDATE facts SET status = %s WHERE id = %s", (status, fact_id))
@@ -187,9 +206,10 @@ class PgFacts:
         include_history: bool = False,
         category: str | None = None,
         most_important: int | None = None,
+        include_archived: bool = False,
     ) -> list[StoredFact]:
         """``most_important``: only that many, pinned first, then by importance (newest first
-        among equals); otherwise all, oldest first."""
+        among equals); otherwise all, oldest first. Archived cards only when asked."""
         sql = f"SELECT {_COLUMNS} FROM facts WHERE user_id = %s"
         params: list[Any] = [user_id]
         if category is not None:
@@ -201,6 +221,8 @@ class PgFacts:
             params += [as_of, as_of]
         elif not include_history:
             sql += " AND status != 'superseded'"
+        if not include_archived:
+            sql += ARCHIVED_FACTS
         if most_important is None:
             sql += " ORDER BY id"
         else:
@@ -222,7 +244,7 @@ class PgFacts:
         with self._db.connect() as conn:
             rows = conn.execute(
                 """SELECT id, status, valid_from, valid_to, recorded_at, pinned,
-                   card ->> 'stability', vector, superseded_by, key FROM facts
+                   card ->> 'stability', vector, superseded_by, key, category, importance FROM facts
                    WHERE user_id = %s ORDER BY id""",
                 (user_id,),
             ).fetchall()
@@ -258,6 +280,9 @@ class PgFacts:
             keys=[r[9] for r in rows],
             link_facts=np.fromiter((r[0] for r in links), dtype=np.int64, count=len(links)),
             link_episodes=np.fromiter((r[1] for r in links), dtype=np.int64, count=len(links)),
+            categories=[r[10] for r in rows],
+            importance=np.fromiter((r[11] for r in rows), dtype=np.float64, count=size),
+            pinned=np.fromiter((bool(r[5]) for r in rows), dtype=bool, count=size),
         )
 
     def get_many(self, ids: Sequence[int]) -> dict[int, StoredFact]:

@@ -112,6 +112,11 @@ class PgLog:
             ).fetchone()
         return row is not None
 
+    def user_ids(self) -> list[str]:
+        with self._db.connect() as conn:
+            rows = conn.execute("SELECT DISTINCT user_id FROM events ORDER BY user_id").fetchall()
+        return [str(r[0]) for r in rows]
+
     def event_by_external_id(self, user_id: str, external_id: str) -> int | None:
         with self._db.connect() as conn:
             row = conn.execute(

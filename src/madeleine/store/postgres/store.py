@@ -20,6 +20,7 @@ from madeleine.store.ports import (
     GraphRepository,
     ImportRepository,
     KnowledgeRepository,
+    LifecycleRepository,
     SharedCache,
     ShortTermRepository,
     VaultRepository,
@@ -43,6 +44,7 @@ from madeleine.store.postgres.graph import PgGraph
 from madeleine.store.postgres.imports import PgImportLog
 from madeleine.store.postgres.kb import PgKnowledge, reset_kb_vectors
 from madeleine.store.postgres.lexical import count_documents
+from madeleine.store.postgres.lifecycle import PgLifecycle
 from madeleine.store.postgres.log import MAX_ATTEMPTS, PgLog, enqueue
 from madeleine.store.postgres.migrations import migrate
 from madeleine.store.postgres.short_term import PgShortTerm
@@ -86,6 +88,7 @@ class PostgresStore(PgLog, PgEpisodes):
         self.cache: SharedCache | None = None
         self.short_term: ShortTermRepository = PgShortTerm(self._db)
         self.kb: KnowledgeRepository = PgKnowledge(self._db)
+        self.lifecycle: LifecycleRepository = PgLifecycle(self._db)
         vault = PgVault(self._db, VaultCipher(vault_key))
         self.vault: VaultRepository = vault
         self.vectors: VectorIndex = PgVectors(self._db, ann_threshold)
@@ -252,6 +255,7 @@ class PostgresStore(PgLog, PgEpisodes):
             self.imports.forget_user(tx, user_id)
             counts["vaulted_values"] = self.vault.forget_user(tx, user_id)
             counts["short_term"] = self.short_term.forget_user(tx, user_id)
+            counts["item_states"] = self.lifecycle.forget_user(tx, user_id)
         if self.cache is not None:  # after the commit: nothing cached before it is served
             self.cache.forget(user_id)
         return {key: int(value) for key, value in counts.items()}

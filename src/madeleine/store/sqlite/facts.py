@@ -21,6 +21,11 @@ from madeleine.store.sqlite.connection import Connections, conn_of
 from madeleine.store.sqlite.lexical import scope_token, scoped_any_match
 from madeleine.text.timeparse import from_epoch, to_epoch
 
+# the lifecycle's archive, applied in the query: an archived card is out of every listing
+ARCHIVED_FACTS = (
+    " AND NOT EXISTS (SELECT 1 FROM item_states s WHERE s.user_id = facts.user_id"
+    " AND s.item = 'fact_' || facts.id AND s.archived_at IS NOT NULL)"
+)
 _COLUMNS = (
     "id, user_id, card, status, recorded_at, superseded_at, supersedes, superseded_by, "
     "pinned, extractor, valid_from, valid_to, confidence, vector"
@@ -114,6 +119,19 @@ class SQLiteFacts:
         )
         _sync_sources(conn, [fact_id])
 
+    def set_support(
+        self, tx: Transaction, fact_id: int, confidence: float, sources: Sequence[int]
+    ) -> None:
+        """Exactly this confidence and these sources (a merge, or the undoing of one)."""
+        conn = conn_of(tx)
+        conn.execute("UPDATE facts SET confidence = ? WHERE id = ?", (confidence, fact_id))
+        conn.execute("DELETE FROM fact_sources WHERE fact_id = ?", (fact_id,))
+        conn.executemany(
+            "INSERT OR IGNORE INTO fact_sources(fact_id, event_id) VALUES (?, ?)",
+            [(fact_id, event_id) for event_id in sources],
+        )
+        _sync_sources(conn, [fact_id])
+
     def mark_superseded_by(self, tx: Transaction, new_id: int, old: StoredFact, now: float) -> None:
         """A late-arriving older statement: ``new_id`` is history from the start, superseded
         by the ``old`` current fact (which becomes its successor in the chain)."""
@@ -124,6 +142,10 @@ class SQLiteFacts:
         )
         if old.card.supersedes is None:
             conn.execute("UPDATE facts SET supersedes = ? WHERE id = ?", (new_id, old.number))
+
+    def set_pinned(self, fact_id: int, pinned: bool) -> None:
+        with self._db.write() as conn:
+            conn.execute("UPDATE facts SET pinned = ? WHERE id = ?", (int(pinned), fact_id))
 
     def set_status(self, tx: Transaction, fact_id: int, status: str) -> None:
         conn = conn_of(tx)
@@ -190,9 +212,10 @@ class SQLiteFacts:
         include_history: bool = False,
         category: str | None = None,
         most_important: int | None = None,
+        include_archived: bool = False,
     ) -> list[StoredFact]:
         """``most_important``: only that many, pinned first, then by importance (newest first
-        among equals); otherwise all, oldest first."""
+        among equals); otherwise all, oldest first. Archived cards only when asked."""
         sql = f"SELECT {_COLUMNS} FROM facts WHERE user_id = ?"
         params: list[Any] = [user_id]
         if category is not None:
@@ -205,6 +228,8 @@ class SQLiteFacts:
             params += [as_of, as_of]
         elif not include_history:
             sql += " AND status != 'superseded'"
+        if not include_archived:
+            sql += ARCHIVED_FACTS
         if most_important is None:
             sql += " ORDER BY id"
         else:
@@ -227,8 +252,8 @@ class SQLiteFacts:
             self._db.get()
             .execute(
                 "SELECT id, status, valid_from, valid_to, recorded_at, pinned, "
-                "json_extract(card, '$.stability'), vector, superseded_by, key FROM facts "
-                "WHERE user_id = ? ORDER BY id",
+                "json_extract(card, '$.stability'), vector, superseded_by, key, category, "
+                "importance FROM facts WHERE user_id = ? ORDER BY id",
                 (user_id,),
             )
             .fetchall()
@@ -269,6 +294,9 @@ class SQLiteFacts:
             keys=[r[9] for r in rows],
             link_facts=np.fromiter((r[0] for r in links), dtype=np.int64, count=len(links)),
             link_episodes=np.fromiter((r[1] for r in links), dtype=np.int64, count=len(links)),
+            categories=[r[10] for r in rows],
+            importance=np.fromiter((r[11] for r in rows), dtype=np.float64, count=size),
+            pinned=np.fromiter((bool(r[5]) for r in rows), dtype=bool, count=size),
         )
 
     def get_many(self, ids: Sequence[int]) -> dict[int, StoredFact]:

@@ -132,6 +132,10 @@ class LogTables:
         )
         return row is not None
 
+    def user_ids(self) -> list[str]:
+        rows = self._db.get().execute("SELECT DISTINCT user_id FROM events ORDER BY user_id")
+        return [str(r[0]) for r in rows]
+
     def event_by_external_id(self, user_id: str, external_id: str) -> int | None:
         row = (
             self._db.get()

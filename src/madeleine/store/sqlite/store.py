@@ -22,6 +22,7 @@ from madeleine.store.ports import (
     GraphRepository,
     ImportRepository,
     KnowledgeRepository,
+    LifecycleRepository,
     SharedCache,
     ShortTermRepository,
     VaultRepository,
@@ -41,6 +42,7 @@ from madeleine.store.sqlite.facts import SQLiteFacts
 from madeleine.store.sqlite.graph import SQLiteGraph
 from madeleine.store.sqlite.imports import SQLiteImportLog
 from madeleine.store.sqlite.kb import KB_SCHEMA, SQLiteKnowledge
+from madeleine.store.sqlite.lifecycle import LIFECYCLE_SCHEMA, SQLiteLifecycle
 from madeleine.store.sqlite.log import MAX_ATTEMPTS, LogTables, enqueue
 from madeleine.store.sqlite.short_term import SHORT_TERM_SCHEMA, SQLiteShortTerm
 from madeleine.store.sqlite.vault import VAULT_SCHEMA, SQLiteVault
@@ -90,6 +92,7 @@ class SQLiteStore(LogTables, EpisodeTables):
                     + VAULT_SCHEMA
                     + SHORT_TERM_SCHEMA
                     + KB_SCHEMA
+                    + LIFECYCLE_SCHEMA
                     + "COMMIT;"
                 )
                 self._db.get().executescript(script)
@@ -108,6 +111,7 @@ class SQLiteStore(LogTables, EpisodeTables):
         self.cache: SharedCache | None = None
         self.short_term: ShortTermRepository = SQLiteShortTerm(self._db)
         self.kb: KnowledgeRepository = SQLiteKnowledge(self._db)
+        self.lifecycle: LifecycleRepository = SQLiteLifecycle(self._db)
         self.vault: VaultRepository = SQLiteVault(
             self._db.get, VaultCipher(vault_key), self._db.write
         )
@@ -268,6 +272,7 @@ class SQLiteStore(LogTables, EpisodeTables):
             self.imports.forget_user(tx, user_id)
             counts["vaulted_values"] = self.vault.forget_user(tx, user_id)
             counts["short_term"] = self.short_term.forget_user(tx, user_id)
+            counts["item_states"] = self.lifecycle.forget_user(tx, user_id)
             purge_lexical_remnants(conn)
         self._db.get().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.vectors.forget(user_id)

@@ -1,0 +1,2 @@
+"""The memory lifecycle: strength and reinforcement, importance, forgetting,
+consolidation and timelines."""
