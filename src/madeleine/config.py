@@ -447,7 +447,7 @@ class LifecycleSettings(BaseModel):
 
     curves: Annotated[dict[str, str], BeforeValidator(_json_object)] = Field(
         default_factory=lambda: {
-            "turn": "exponential:180",
+            "turn": "exponential:365",
             "digest": "none",
             "fact.stable": "none",
             "fact.volatile": "exponential:120",
@@ -500,6 +500,12 @@ class LifecycleSettings(BaseModel):
     )
     digest_after_days: float = Field(
         default=30.0, gt=0, description="sessions older than this are summarized into digests"
+    )
+    digest_weight: float = Field(
+        default=0.6,
+        gt=0,
+        le=1,
+        description="score share a session digest keeps in search, below the turns it sums up",
     )
     schedule_hours: float = Field(
         default=24.0,
@@ -632,6 +638,7 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
     "max_items": ("lifecycle", "max_items"),
     "duplicate_similarity": ("lifecycle", "duplicate_similarity"),
     "digest_after_days": ("lifecycle", "digest_after_days"),
+    "digest_weight": ("lifecycle", "digest_weight"),
     "maintain_every_hours": ("lifecycle", "schedule_hours"),
 }
 """Old flat name → (group, field). ``fusion`` and ``rerank`` name both a flat field and a group:

@@ -37,3 +37,7 @@ class RateLimitedError(MadeleineError):
 
 class ServerError(MadeleineError):
     """The server failed or is unavailable; the message names the incident to look up."""
+
+
+class ItemNotFoundError(MadeleineError, LookupError):
+    """No such turn or fact for this user (another user's item is "not found" too)."""

@@ -162,7 +162,12 @@ class LifecycleMethods:
             if not engine.store.has_user(user_id):
                 return set()
             hits = engine.searcher.search(request)
-        found = {h.id for h in hits}
+        # what a channel recalled, not what a stage brought along (a neighbouring turn)
+        found = {
+            h.id
+            for h in hits
+            if any(e.get("score", 1.0) > 0 for e in h.explain.get("channels", {}).values())
+        }
         numbers = [int(h.id[5:]) for h in hits if h.id.startswith("fact_")]
         for fact in engine.store.facts.get_many(numbers).values():
             linked = _chain_ids(fact.card.supersedes, fact.card.superseded_by)

@@ -579,6 +579,9 @@ def test_imported_coding_sessions_give_project_facts(tmp_path: Path, memory: Mem
         ("We always have oat milk with breakfast", "preference.milk", "oat milk"),
         ("I take the bus to work.", "preference.commute", "bus"),
         ("매일 아침 커피를 마셔요.", "preference.drink", "커피"),
+        # a value whose head noun is known: black coffee is a drink as coffee is
+        ("These days I mostly drink black coffee.", "preference.drink", "black coffee"),
+        ("I mostly drink oat lattes.", "preference.drink", "oat lattes"),
     ],
 )
 def test_habits_of_a_known_topic_are_preferences(text: str, key: str, value: str) -> None:
@@ -586,7 +589,13 @@ def test_habits_of_a_known_topic_are_preferences(text: str, key: str, value: str
 
 
 @pytest.mark.parametrize(
-    "text", ["I drink water when I run.", "I usually have meetings.", "I take it every day."]
+    "text",
+    [
+        "I drink water when I run.",
+        "I usually have meetings.",
+        "I take it every day.",
+        "I usually have team meetings.",
+    ],
 )
 def test_habits_of_no_known_topic_file_nothing(text: str) -> None:
     assert not [d for d in say(text) if d.key.startswith("preference.")]

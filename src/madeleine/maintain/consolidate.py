@@ -30,23 +30,31 @@ import numpy.typing as npt
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
 from madeleine.facts.cards import CardDraft, Category, MemoryType, Stability
-from madeleine.maintain.importance import rule_importance
+from madeleine.maintain.importance import SMALL_TALK, rule_importance
 from madeleine.maintain.items import DIGEST_KEY, PROCEDURE_KEY, UserItems
 from madeleine.maintain.lifecycle import new_run
 from madeleine.maintain.strength import ItemFacts, StrengthModel
+from madeleine.read.stages import PhaticStage, spoken_words
 from madeleine.store.ports import Store
 from madeleine.store.records import ItemState, StateChange, StoredEpisode, StoredFact
 from madeleine.text.analyzer import Analyzer
 
 log = logging.getLogger(__name__)
 
-_BLOCK = 512  # rows per block of the pairwise similarity pass
-MAX_PAIRWISE_TURNS = 50_000  # beyond this many active turns, turn duplicates are not sought
 _DIGEST_MIN_TURNS = 3
 _DIGEST_TURNS = 3  # turns quoted in a digest
 _DIGEST_SOURCES = 50
 _PROCEDURE_MIN_SESSIONS = 3
 _PROCEDURE_SIMILARITY = 0.75
+_LEFTOVER_TERMS = 3  # terms a restating turn may add to its card ("like I said", "still")
+# share of terms two cards have in common (Jaccard) to be the same statement: near-verbatim
+# only, since one word of a short sentence is often the value ("drinks oat lattes" / "...
+# black coffee")
+_SAME_WORDS = 0.9
+_CARD_FRAME = frozenset({"user"})  # how a card names its subject: not a word a turn says
+# names and numbers: two turns that differ in one are never the same statement
+_SPECIFIC = re.compile(r"\b(?:[A-Z][\w'-]+|\d[\d.,:/-]*)")
+_FIRST_PERSON = frozenset({"I", "I'm", "I've", "I'll", "I'd"})
 _PROCEDURE_CUES = re.compile(
     r"(?i)\b(?:first|then|after\s+that|next|finally|step|steps|procedure|process|checklist"
     r"|as\s+usual|same\s+as\s+last\s+time)\b|먼저|그\s*다음|마지막으로|절차|순서"
@@ -110,6 +118,7 @@ class Consolidator:
         self._lifecycle = settings.lifecycle
         self.model = StrengthModel(settings.lifecycle)
         self._clock = clock
+        self._phatic = PhaticStage(store, analyzer, settings.stages.phatic_factor)
 
     def run(self, user_id: str, now: float | None = None) -> MaintenanceReport:
         started = time.perf_counter()
@@ -121,9 +130,12 @@ class Consolidator:
         before = _sizes(items)
         steps: list[Callable[[UserItems, str, float, list[str]], list[Change]]] = [
             self._importance,
+            self._restatements,
             self._merge_cards,
             self._duplicate_turns,
+            self._restated_turns,
             self._digests,
+            self._compact,
             self._procedures,
             self._forget,
         ]
@@ -164,8 +176,11 @@ class Consolidator:
         texts += [
             (f"ep_{items.episodes[n].id}", items.episodes[n].body) for n in items.active_turns()
         ]
+        small_talk = self._small_talk(items)
         for item, text in texts:
             value = rule_importance(text)
+            if value is None and item in small_talk:
+                value = SMALL_TALK
             state = items.states.get(item)
             if value is None or (state is not None and state.importance_by not in (None, "rules")):
                 continue  # the caller's or the LLM's judgement stands
@@ -178,6 +193,33 @@ class Consolidator:
                 state,
                 replace(current, importance=value, importance_by="rules"),
                 {"importance": value, "by": "rules"},
+            )
+        return self._apply(items, run, planned, now)
+
+    def _restatements(
+        self, items: UserItems, run: str, now: float, notes: list[str]
+    ) -> list[Change]:
+        """A card said again in a later message (the write path kept one card and added the
+        message to its sources) was recalled then: each restatement reinforces it."""
+        said_at = {e.focus_event_id: e.occurred_at for e in items.episodes}
+        every = items.item_facts()
+        planned: dict[str, StateChange] = {}
+        for fact in items.current_facts():
+            item = fact.card.id
+            if fact.card.key.startswith((DIGEST_KEY, PROCEDURE_KEY)):
+                continue  # their sources are what they summarize, not restatements
+            times = sorted(said_at[e] for e in fact.card.sources if e in said_at)[1:]
+            state = items.states.get(item)
+            seen = None if state is None else state.last_recall
+            fresh = [t for t in times if seen is None or t > seen]
+            if not fresh:
+                continue
+            reinforced = state
+            for at in fresh:
+                reinforced = self.model.reinforced(every[item], reinforced, at)
+            assert reinforced is not None
+            planned[item] = StateChange(
+                "reinforce", item, state, reinforced, {"restatements": len(fresh)}
             )
         return self._apply(items, run, planned, now)
 
@@ -195,8 +237,10 @@ class Consolidator:
         for fact in facts:
             by_subject[fact.card.subject.casefold()].append(fact)
         clusters: list[list[StoredFact]] = []
+        low, high = self._embedder.similarity_range
+        threshold = low + self._lifecycle.duplicate_similarity * (high - low)
         for group in by_subject.values():
-            clusters += _clusters(group, self._lifecycle.duplicate_similarity)
+            clusters += _clusters(group, threshold, self._text_words)
         changes: list[Change] = []
         every = items.item_facts()
         for cluster in clusters:
@@ -249,37 +293,75 @@ class Consolidator:
     def _duplicate_turns(
         self, items: UserItems, run: str, now: float, notes: list[str]
     ) -> list[Change]:
-        active = items.active_turns()
-        if len(active) < 2:
-            return []
-        if len(active) > MAX_PAIRWISE_TURNS:
-            notes.append(
-                f"{len(active)} active turns: more than {MAX_PAIRWISE_TURNS}, so restated "
-                "turns were not sought this run"
-            )
-            return []
-        every = items.item_facts()
-        order = sorted(active, key=lambda n: (items.episodes[n].occurred_at, items.episodes[n].id))
-        matrix = _normalized(items.episode_vectors[order])
-        threshold = self._lifecycle.duplicate_similarity
-        root: dict[int, int] = {}  # position in ``order`` -> earlier position it restates
-        for start in range(0, len(order), _BLOCK):
-            block = matrix[start : start + _BLOCK] @ matrix[: start + _BLOCK].T
-            for offset in range(block.shape[0]):
-                row = start + offset
-                earlier = np.flatnonzero(block[offset, :row] >= threshold)
-                if earlier.size:
-                    first = int(earlier[0])
-                    root[row] = root.get(first, first)
+        """Turns that say again, word for word, what another turn said: the same analyzed
+        terms (stems, stopwords aside) and the same names and numbers, so "I drink oat
+        lattes" never swallows "I drink black coffee". Found in one pass, whatever the
+        number of turns. The latest telling is kept, reinforced by the others."""
+        groups: dict[_Words, list[StoredEpisode]] = defaultdict(list)
+        for n in items.active_turns():
+            episode = items.episodes[n]
+            said = self._words(episode)
+            if said.terms:
+                groups[said].append(episode)
         planned: dict[str, StateChange] = {}
-        restated: dict[int, list[float]] = defaultdict(list)
-        for row, kept in root.items():
-            episode = items.episodes[order[row]]
+        for tellings in groups.values():
+            if len(tellings) > 1:
+                planned.update(self._restated(items, tellings, None, now))
+        return self._apply(items, run, planned, now)
+
+    def _restated_turns(
+        self, items: UserItems, run: str, now: float, notes: list[str]
+    ) -> list[Change]:
+        """Turns that say what a card says and nothing more ("like I said, I work at Acme",
+        "I keep drinking matcha every morning" for "The user drinks matcha"): every word of
+        the card but "user", at most ``_LEFTOVER_TERMS`` besides, and no name or number the
+        card does not have. The latest telling stays;
+        the earlier ones are archived, linked to the card (current or superseded)."""
+        turns = {items.episodes[n].id: items.episodes[n] for n in items.active_turns()}
+        said = {number: self._words(e) for number, e in turns.items()}
+        words = {number: w.terms for number, w in said.items()}
+        having: dict[str, set[int]] = defaultdict(set)  # term -> active turns with it
+        for number, terms in words.items():
+            for term in terms:
+                having[term].add(number)
+        planned: dict[str, StateChange] = {}
+        for fact in items.facts:
+            card = fact.card
+            if card.key.startswith((DIGEST_KEY, PROCEDURE_KEY)) or items.archived(card.id):
+                continue
+            wanted = set(self._analyzer.terms(card.statement)) - _CARD_FRAME
+            if not wanted:
+                continue
+            names = _specific(card.statement)
+            rarest = min(wanted, key=lambda t: len(having.get(t, ())))
+            covered = [
+                turns[number]
+                for number in having.get(rarest, ())
+                if f"ep_{number}" not in planned
+                and wanted <= words[number]
+                and len(words[number] - wanted) <= _LEFTOVER_TERMS
+                and said[number].specific <= names  # no name or number the card lacks
+            ]
+            if len(covered) >= 2:
+                planned.update(self._restated(items, covered, card.id, now))
+        return self._apply(items, run, planned, now)
+
+    def _restated(
+        self, items: UserItems, tellings: list[StoredEpisode], card: str | None, now: float
+    ) -> dict[str, StateChange]:
+        """The same thing said several times: the latest telling stays (the freshest
+        evidence), held as if recalled at each telling since the first; the earlier ones are
+        archived (unless protected), linked to it and to the ``card`` that holds the fact."""
+        ordered = sorted(tellings, key=lambda e: (e.occurred_at, e.id))
+        latest = ordered[-1]
+        survivor = f"ep_{latest.id}"
+        every = items.item_facts()
+        planned: dict[str, StateChange] = {}
+        for episode in ordered[:-1]:
             item = f"ep_{episode.id}"
             state = items.states.get(item)
             if self.model.protection(every[item], state) is not None:
                 continue
-            original = f"ep_{items.episodes[order[kept]].id}"
             planned[item] = StateChange(
                 "archive",
                 item,
@@ -287,22 +369,28 @@ class Consolidator:
                 replace(
                     state or ItemState(item=item),
                     archived_at=now,
-                    archive_reason=f"restates {original}",
+                    archive_reason=f"restated in {survivor}",
                 ),
-                {"reason": "duplicate turn", "of": original},
+                {"reason": "restatement", "kept": survivor, **({"card": card} if card else {})},
             )
-            restated[kept].append(episode.occurred_at)
-        for kept, times in restated.items():
-            item = f"ep_{items.episodes[order[kept]].id}"
-            state = items.states.get(item)
-            reinforced = state
-            for at in sorted(times):
-                reinforced = self.model.reinforced(every[item], reinforced, at)
-            assert reinforced is not None
-            planned[item] = StateChange(
-                "merge", item, state, reinforced, {"restated_by": len(times)}
-            )
-        return self._apply(items, run, planned, now)
+        if not planned:
+            return planned
+        first = replace(every[survivor], timestamp=ordered[0].occurred_at)
+        state = items.states.get(survivor)
+        reinforced = state
+        for episode in ordered[1:]:
+            reinforced = self.model.reinforced(first, reinforced, episode.occurred_at)
+        assert reinforced is not None
+        planned[survivor] = StateChange(
+            "merge", survivor, state, reinforced, {"restated": len(planned)}
+        )
+        return planned
+
+    def _words(self, episode: StoredEpisode) -> _Words:
+        return self._text_words(spoken_words(episode.body, episode.speaker))
+
+    def _text_words(self, text: str) -> _Words:
+        return _Words(frozenset(self._analyzer.terms(text)), _specific(text))
 
     def _digests(self, items: UserItems, run: str, now: float, notes: list[str]) -> list[Change]:
         existing = {f.card.key for f in items.facts if f.card.key.startswith(DIGEST_KEY)}
@@ -344,6 +432,44 @@ class Consolidator:
                 )
             )
         return changes
+
+    def _small_talk(self, items: UserItems) -> set[str]:
+        """The active turns that only greet, thank or agree."""
+        return {
+            f"ep_{e.id}"
+            for n in items.active_turns()
+            if self._phatic.is_phatic(spoken_words((e := items.episodes[n]).body, e.speaker))
+        }
+
+    def _compact(self, items: UserItems, run: str, now: float, notes: list[str]) -> list[Change]:
+        """Small talk of a digested session carries nothing the digest lacks: archived."""
+        digests = {
+            f.card.key: f.card.id
+            for f in items.current_facts()
+            if f.card.key.startswith(DIGEST_KEY)
+        }
+        if not digests:
+            return []
+        every = items.item_facts()
+        planned: dict[str, StateChange] = {}
+        for item in sorted(self._small_talk(items)):
+            episode = items.episodes[items.position(item)]
+            digest = digests.get(_digest_key(episode.session_id))
+            state = items.states.get(item)
+            if digest is None or self.model.protection(every[item], state) is not None:
+                continue
+            planned[item] = StateChange(
+                "compact",
+                item,
+                state,
+                replace(
+                    state or ItemState(item=item),
+                    archived_at=now,
+                    archive_reason=f"small talk, compacted into {digest}",
+                ),
+                {"into": digest},
+            )
+        return self._apply(items, run, planned, now)
 
     def _summary(self, session_id: str, turns: Sequence[StoredEpisode]) -> str:
         """A heuristic digest: the session's dates and its most informative turns."""
@@ -476,6 +602,32 @@ class Consolidator:
         return item
 
 
+@dataclass(frozen=True, slots=True)
+class _Words:
+    terms: frozenset[str]
+    specific: frozenset[str]  # capitalized words and numbers (the first word aside)
+
+
+def _specific(text: str) -> frozenset[str]:
+    """Names and numbers: capitalized words (not opening a sentence, not "I") and digits."""
+    found = set()
+    for match in _SPECIFIC.finditer(text):
+        word = match.group(0)
+        before = text[: match.start()].rstrip()
+        opens = not before or before[-1] in ".!?:"
+        if word[0].isupper() and (opens or word in _FIRST_PERSON):
+            continue
+        found.add(word.casefold())
+    return frozenset(found)
+
+
+def _same_words(a: _Words, b: _Words) -> bool:
+    if a.specific != b.specific:
+        return False
+    union = a.terms | b.terms
+    return not union or len(a.terms & b.terms) / len(union) >= _SAME_WORDS
+
+
 def _sizes(items: UserItems) -> dict[str, int]:
     current = items.current_facts()
     digests = sum(1 for f in current if f.card.key.startswith(DIGEST_KEY))
@@ -497,15 +649,21 @@ def _normalized(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     return normalized
 
 
-def _clusters(facts: list[StoredFact], threshold: float) -> list[list[StoredFact]]:
-    """Groups of two or more cards saying the same thing (cosine, or the same words)."""
+def _clusters(
+    facts: list[StoredFact], threshold: float, words: Callable[[str], _Words]
+) -> list[list[StoredFact]]:
+    """Groups of two or more cards saying the same thing: close in meaning (raw cosine at
+    least ``threshold``) with the same names and numbers and most words shared, or the same
+    words outright."""
     matrix = _normalized(np.stack([f.vector for f in facts]))
-    similar = matrix @ matrix.T >= threshold
-    words = [" ".join(re.findall(r"\w+", f.card.statement.casefold())) for f in facts]
+    close = matrix @ matrix.T >= threshold
+    said = [words(f.card.statement) for f in facts]
+    plain = [" ".join(re.findall(r"\w+", f.card.statement.casefold())) for f in facts]
+    similar = np.zeros_like(close)
     for i in range(len(facts)):
         for j in range(i + 1, len(facts)):
-            if words[i] == words[j]:
-                similar[i, j] = similar[j, i] = True
+            same = plain[i] == plain[j] or (close[i, j] and _same_words(said[i], said[j]))
+            similar[i, j] = similar[j, i] = same
     return [[facts[i] for i in group] for group in _components(similar) if len(group) > 1]
 
 

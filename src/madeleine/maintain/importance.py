@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 IMPORTANT = 0.9
+SMALL_TALK = 0.1  # a turn that only greets, thanks or agrees
 
 # English and Korean cues; a word boundary on the left only, so inflections match
 _CUES = re.compile(

@@ -52,6 +52,7 @@ class UserItems:
     episode_pinned: npt.NDArray[np.bool_]
     facts: list[StoredFact]  # current and superseded versions, archived or not
     states: dict[str, ItemState]
+    _positions: dict[str, int] | None = None
 
     @staticmethod
     def load(store: Store, user_id: str) -> UserItems:
@@ -78,6 +79,12 @@ class UserItems:
             facts=facts,
             states=store.lifecycle.states(user_id),
         )
+
+    def position(self, item: str) -> int:
+        """The position in ``episodes`` of a turn's id ('ep_12')."""
+        if self._positions is None:
+            self._positions = {f"ep_{e.id}": n for n, e in enumerate(self.episodes)}
+        return self._positions[item]
 
     def archived(self, item: str) -> bool:
         state = self.states.get(item)

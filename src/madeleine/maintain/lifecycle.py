@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from madeleine.errors import ItemNotFoundError
 from madeleine.maintain.items import ITEM_ID, fact_facts, turn_facts
 from madeleine.maintain.strength import ItemFacts, StrengthModel
 from madeleine.store.ports import Store
@@ -32,10 +33,6 @@ def parse_item(item_id: object) -> tuple[str, int]:
     if match is None or int(match.group(2)) > MAX_ID:
         raise ValueError(f"an item id looks like 'ep_123' (a turn) or 'fact_12', got {item_id!r}")
     return match.group(1), int(match.group(2))
-
-
-class ItemNotFoundError(LookupError):
-    """No such turn or fact for this user."""
 
 
 @dataclass(frozen=True, slots=True)

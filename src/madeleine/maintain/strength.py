@@ -1,12 +1,13 @@
 """How strongly a memory is held: an Ebbinghaus-style forgetting curve per memory type,
 stretched by spaced recalls, with importance and pins as a separate axis that stops fading.
 
-A memory's strength is ``curve(age / (half_life x stability))`` where ``age`` runs from the
-later of its own time and its last recall. A recall multiplies the stability by
-``1 + gain x (1 - strength at the recall)``: a recall after the memory had half faded
-lengthens its half-life a lot, a second recall the same minute almost nothing (the spacing
-effect). Protected items (pinned, important, an exempt category or key, a curve of 'none')
-keep strength 1 and are never archived.
+A memory's strength is ``curve(age / (half_life x stability x (0.5 + importance)))`` where
+``age`` runs from the later of its own time and its last recall: small talk (importance 0.1)
+fades in 0.6 of the half-life, an ordinary memory (0.5) in the half-life. A recall
+multiplies the stability by ``1 + gain x (1 - strength at the recall)``: a recall after
+the memory had half faded lengthens its half-life a lot, a second recall the same minute
+almost nothing (the spacing effect). Protected items (pinned, important, an exempt
+category or key, a curve of 'none') keep strength 1 and are never archived.
 
 Times are logical where clocks disagree: an item dated after ``now`` (a client clock ahead
 of the server's) has age 0, and a recall never moves ``last_recall`` backwards.
@@ -161,16 +162,18 @@ class StrengthModel:
             anchor = max(anchor, state.last_recall)
         age_days = max(now - anchor, 0.0) / DAY
         protected = self.protection(facts, state)
+        importance = self.importance(facts, state)
         value = 1.0
         if protected is None:
-            value = float(curve.retention(np.array([age_days]), np.array([stability]))[0])
+            span = np.array([stability * (0.5 + importance)])
+            value = float(curve.retention(np.array([age_days]), span)[0])
         return Strength(
             value=value,
             curve=curve.describe(),
             age_days=age_days,
             stability=stability,
             recalls=recalls,
-            importance=self.importance(facts, state),
+            importance=importance,
             protected=protected,
         )
 

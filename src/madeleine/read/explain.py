@@ -81,6 +81,7 @@ class Explain(TypedDict, total=False):
     diversity_penalty: float
     fact: FactEntry
     fact_weight: float
+    digest_weight: float  # a session digest's score share
     window_of: str
     # knowledge-base hits
     route: dict[str, Any]  # the collection's affinity to the query and the factor it gave

@@ -167,6 +167,8 @@ class FactIndex:
             graph[at[present]] = scores[present]
             fused += self._settings.graph.weight * graph  # added, as for passages
         fused *= self._settings.facts.weight
+        digests = np.fromiter((key.startswith("digest.") for key in rows.keys), bool, size)
+        fused[digests] *= self._settings.lifecycle.digest_weight
         names = None
         if query.names_factor < 1.0:
             names = np.fromiter((key == "identity.name" for key in rows.keys), bool, size)
@@ -206,6 +208,8 @@ class FactIndex:
             }
             if names is not None and names[row]:
                 explain["phatic"] = {"factor": query.names_factor}
+            if digests[row]:
+                explain["digest_weight"] = self._settings.lifecycle.digest_weight
             if graph[row] > 0:
                 explain["channels"]["graph"] = {"calibrated": round(float(graph[row]), 6)}
             if factor is not None:

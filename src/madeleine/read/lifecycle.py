@@ -193,7 +193,8 @@ class LifecycleIndex:
             curve = self.model.curve_named(str(name))
             mask = (curve_names == name) & ~protected
             if curve.shape != "none" and mask.any():
-                strength[mask] = curve.retention(age[mask], stability[mask])
+                span = stability[mask] * (0.5 + weight[mask])
+                strength[mask] = curve.retention(age[mask], span)
         floor = settings.strength_floor
         return RowStrengths(strength, floor + (1.0 - floor) * strength, archived)
 

@@ -311,6 +311,8 @@ class Searcher:
             if effect is not None:
                 effect.apply(scores.total)
                 applied.append(effect)
+        if strengths is not None and not request.include_archived:
+            scores.total[strengths.archived] = 0.0  # no stage lifts an archived turn back
         diversify = (
             query.analysis.broad if request.stages.diversify is None else request.stages.diversify
         )

@@ -29,6 +29,7 @@ from madeleine.server import errors
 from madeleine.server.errors import ApiError
 from madeleine.server.kb_routes import kb_router, principal_of
 from madeleine.server.keys import KeyRing, digest, key_ring
+from madeleine.server.lifecycle_routes import lifecycle_router
 from madeleine.server.limits import BodyLimit, JsonBodies, RateLimiter
 from madeleine.server.metrics import Metrics, MetricsMiddleware
 from madeleine.server.schemas import (
@@ -190,6 +191,7 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=server.max_body_bytes)
 
     app.include_router(kb_router())
+    app.include_router(lifecycle_router())
 
     @app.get("/health", tags=["operations"])
     def health() -> dict[str, Any]:
@@ -237,6 +239,7 @@ def create_app(
             now=body.now,
             as_of=body.as_of,
             include_history=body.include_history,
+            include_archived=body.include_archived,
         )
         return {"hits": [h.to_dict() for h in hits]}
 
@@ -267,9 +270,14 @@ def create_app(
         as_of: str | None = None,
         include_history: bool = False,
         category: str | None = None,
+        include_archived: bool = False,
     ) -> dict[str, Any]:
         cards = memory.facts(
-            user_id, as_of=as_of, include_history=include_history, category=category
+            user_id,
+            as_of=as_of,
+            include_history=include_history,
+            category=category,
+            include_archived=include_archived,
         )
         return {"facts": [c.model_dump(mode="json") for c in cards]}
 

@@ -12,7 +12,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from madeleine.errors import StoreClosedError, StoreDamagedError, StoreReadOnlyError
+from madeleine.errors import (
+    ItemNotFoundError,
+    StoreClosedError,
+    StoreDamagedError,
+    StoreReadOnlyError,
+)
 
 log = logging.getLogger("madeleine.server")
 
@@ -77,6 +82,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ValueError)
     async def bad_value(request: Request, exc: ValueError) -> JSONResponse:
         return error_response(400, "bad_request", str(exc))
+
+    @app.exception_handler(ItemNotFoundError)
+    async def not_found(request: Request, exc: ItemNotFoundError) -> JSONResponse:
+        return error_response(404, "not_found", str(exc))
 
     @app.exception_handler(TypeError)
     async def bad_type(request: Request, exc: TypeError) -> JSONResponse:

@@ -7,9 +7,9 @@ unknown channel) is checked by ``Memory`` itself (a 400), so REST and Python giv
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 Moment = datetime | StrictStr | float | None
 
@@ -52,10 +52,12 @@ class SearchBody(_Body):
     now: Moment = None
     as_of: Moment = None
     include_history: StrictBool = False
+    include_archived: StrictBool = False
 
 
 class ContextBody(SearchBody):
     limit: int = 50
+    include_archived: Literal[False] = False  # a context never hands archived items over
     budget_tokens: int = 2000
     window: int = 1
     principal: PrincipalBody | None = None
@@ -140,3 +142,23 @@ class AskBody(_Body):
 
 
 ContextBody.model_rebuild()
+
+
+class ArchiveBody(_Body):
+    user_id: StrictStr
+    reason: StrictStr = "by request"
+
+
+class ImportanceBody(_Body):
+    user_id: StrictStr
+    importance: StrictFloat | StrictInt
+
+
+class MaintainBody(_Body):
+    user_id: StrictStr | None = None  # None: every user of the tenant
+    now: StrictFloat | StrictInt | None = None
+
+
+class UndoBody(_Body):
+    user_id: StrictStr
+    run: StrictStr

@@ -104,6 +104,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             if args.once:
                 break
             if not done:
+                for name, memory in opened.items():
+                    maintain_if_due(name, memory, settings.lifecycle.schedule_hours)
                 _idle(stop, wakeups)
     finally:
         for memory in opened.values():
@@ -111,6 +113,27 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         if wakeups is not None:
             wakeups.close()
     return 0
+
+
+_MAINTAINED_KEY = "maintained_at"
+
+
+def maintain_if_due(name: str, memory: Memory, every_hours: float) -> bool:
+    """Run maintenance for every user of the store when the last run (by any worker, as the
+    store records it) is ``every_hours`` old; True if it ran."""
+    if every_hours <= 0:
+        return False
+    store = memory._open().store
+    last = float(store.meta(_MAINTAINED_KEY) or 0.0)
+    now = time.time()
+    if now - last < every_hours * 3600:
+        return False
+    store.set_meta(_MAINTAINED_KEY, repr(now))  # claimed first: other workers skip this round
+    reports = memory.maintain()
+    changed = sum(len(r.changes) for r in reports)
+    log.info("%s: maintained %d users, %d changes", name, len(reports), changed)
+    print(f"maintained {name}: {len(reports)} users, {changed} changes", flush=True)
+    return True
 
 
 _POLL_SECONDS = 0.5  # without Redis: how often an idle worker looks at the outbox

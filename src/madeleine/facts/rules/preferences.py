@@ -174,8 +174,7 @@ def _build_habit(match: re.Match[str], said: Said) -> list[Fact]:
     known topic (drink, milk, commute...), so that a later switch supersedes it."""
     value = re.sub(r"\s+", " ", match["value"].strip(" .,'\"")).strip()
     value = re.sub(r"^(?:a|an|the|my|some)\s+", "", value, flags=re.I)
-    lowered = value.lower()
-    topic = en_words.PREFERENCE_TOPICS.get(lowered) or en_words.PREFERENCE_TOPICS.get(value)
+    topic = _preference_topic(value)
     if topic is None:
         return []
     verb = match["verb"].lower()
@@ -194,6 +193,18 @@ def _build_habit(match: re.Match[str], said: Said) -> list[Fact]:
             valid_from=moved_since(said),
         )
     ]
+
+
+def _preference_topic(value: str) -> str | None:
+    """The topic of a value, or of its head noun: "black coffee" is a drink as coffee is,
+    "oat lattes" as a latte is."""
+    lowered = value.lower()
+    topics = en_words.PREFERENCE_TOPICS
+    found = topics.get(lowered) or topics.get(value)
+    if found is not None or " " not in lowered:
+        return found
+    head = lowered.rsplit(" ", 1)[1]
+    return topics.get(head) or (topics.get(head[:-1]) if head.endswith("s") else None)
 
 
 def _has_word(text: str, word: str) -> bool:

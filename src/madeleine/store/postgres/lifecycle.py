@@ -18,6 +18,12 @@ def _json(state: ItemState | None) -> Jsonb | None:
     return None if state is None else Jsonb(state.to_dict())
 
 
+def _pg_values(user_id: str, state: ItemState) -> tuple[object, ...]:
+    values = list(state_values(user_id, state))
+    values[4] = state.pinned  # a boolean column here
+    return tuple(values)
+
+
 class PgLifecycle:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -72,7 +78,7 @@ class PgLifecycle:
                               archive_reason = excluded.archive_reason,
                               recalls = excluded.recalls, stability = excluded.stability,
                               last_recall = excluded.last_recall""",
-                        [state_values(user_id, state) for state in kept.values()],
+                        [_pg_values(user_id, state) for state in kept.values()],
                     )
             logged = [c for c in changes if c.logged]
             if logged:
