@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -519,9 +520,15 @@ class Memory(LifecycleMethods):
         require_id(user_id, "user_id")
         store = engine.store
         exported = store.export_user(user_id)
-        exported["facts"] = [
-            f.card.model_dump(mode="json") for f in store.facts.facts(user_id, include_history=True)
-        ]
+        every = store.facts.facts(user_id, include_history=True, include_archived=True)
+        exported["facts"] = [f.card.model_dump(mode="json") for f in every]
+        exported["lifecycle"] = {
+            "states": [
+                {"item": item, **state.to_dict()}
+                for item, state in sorted(store.lifecycle.states(user_id).items())
+            ],
+            "log": [asdict(e) for e in store.lifecycle.entries(user_id)],
+        }
         exported["vault"] = [
             {"token": e.token, "category": str(e.category)}
             for e in store.vault.entries(None, user_id)

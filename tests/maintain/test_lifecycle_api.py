@@ -298,3 +298,19 @@ def test_small_talk_gets_low_importance_and_is_compacted_into_the_digest(mem: Me
     assert any("fence" in t for t in turns) and not any("Good morning" in t for t in turns)
     hits = mem.search("garden fence neighbour", user_id="u", limit=10)
     assert any(h.kind == "digest" and h.explain["digest_weight"] == 0.6 for h in hits)
+
+
+def test_an_export_holds_archived_cards_and_the_lifecycle_and_forget_erases_it(
+    mem: Memory,
+) -> None:
+    say(mem, "s", T0, "I am allergic to peanuts.")
+    assert mem.wait(30)
+    card = mem.facts("u")[0]
+    mem.archive(card.id, user_id="u", reason="test")
+    exported = mem.export_user("u")
+    assert [c["id"] for c in exported["facts"]] == [card.id]
+    states = exported["lifecycle"]["states"]
+    assert states[0]["item"] == card.id and states[0]["archive_reason"] == "test"
+    assert [e["action"] for e in exported["lifecycle"]["log"]] == ["archive"]
+    mem.forget_user("u")
+    assert mem.export_user("u")["lifecycle"] == {"states": [], "log": []}

@@ -175,6 +175,7 @@ ABLATION: dict[str, Variant] = {
     "no dated lift": Variant(stages={"dated": False}),
     "no time stage": Variant(stages={"time": False}),
     "no diversify": Variant(stages={"diversify": False}),
+    "no strength": Variant(stages={"strength": False}),
     "no graph": Variant(channels=("dense", "bm25", "facts")),
     "no facts": Variant(channels=("dense", "bm25", "graph")),
     "+ rerank (default chain)": Variant(stages={"rerank": True}),
