@@ -314,3 +314,20 @@ def test_an_export_holds_archived_cards_and_the_lifecycle_and_forget_erases_it(
     assert [e["action"] for e in exported["lifecycle"]["log"]] == ["archive"]
     mem.forget_user("u")
     assert mem.export_user("u")["lifecycle"] == {"states": [], "log": []}
+
+
+def test_an_archived_turn_never_comes_back_as_a_neighbour_in_a_context(mem: Memory) -> None:
+    say(
+        mem,
+        "s",
+        T0,
+        "We planned the trip to Porto.",
+        "Then we talked.",
+        "My bank PIN is in the drawer.",
+        "Porto flights are booked.",
+    )
+    assert mem.wait(30)
+    assert "drawer" in mem.context("the trip to Porto", user_id="u", window=2).text
+    mem.archive(turn_id(mem, "bank PIN drawer"), user_id="u")
+    context = mem.context("the trip to Porto", user_id="u", window=2)
+    assert "drawer" not in context.text and "Then we talked" in context.text

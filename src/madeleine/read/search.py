@@ -406,7 +406,7 @@ class Searcher:
         self, user_id: str, hits: Sequence[Hit], radius: int
     ) -> dict[str, list[Hit]]:
         """Up to ``radius`` turns before and after each hit in its session, nearest first,
-        walked on the same session links the window stage uses."""
+        walked on the same session links the window stage uses; archived turns left out."""
         cache = self._dense.rows(user_id)
         wanted = [int(h.id.removeprefix("ep_")) for h in hits if h.id.startswith("ep_")]
         rows = cache.rows_of(np.asarray(wanted, dtype=np.int64))
@@ -419,7 +419,11 @@ class Searcher:
                 after = int(cache.next[after]) if after >= 0 else -1
                 chain += [int(cache.ids[r]) for r in (before, after) if r >= 0]
             chains[origin] = chain
-        episodes = self._store.episodes(sorted({i for chain in chains.values() for i in chain}))
+        archived = (
+            set() if self.lifecycle is None else self.lifecycle.view(user_id).archived_turns()
+        )
+        wanted_ids = {i for chain in chains.values() for i in chain} - archived
+        episodes = self._store.episodes(sorted(wanted_ids))
         return {
             f"ep_{origin}": [
                 hit_from_episode(episodes[i], 0.0, {"window_of": f"ep_{origin}"})
