@@ -300,7 +300,7 @@ def build_engine(
         ),
         documents=DocumentPreparer(analyzer, tokens, settings.kb, model),
         lifecycle=lifecycle,
-        consolidator=Consolidator(store, model, analyzer, settings),
+        consolidator=Consolidator(store, model, analyzer, settings, llm=llm),
         signal=signal,
     )
 

@@ -41,6 +41,7 @@ def test_bad_messages_are_rejected_and_write_nothing(
     memory: Memory, messages: Any, kwargs: dict[str, Any], error: type[Exception], needle: str
 ) -> None:
     memory.add([{"content": "a valid earlier message", "id": "ok"}], user_id="u1")
+    assert memory.wait(60)  # the worker would otherwise change the queue between snapshots
     before = _snapshot(memory)
     call = {"user_id": "u1", **kwargs}
     # a good message in front of the bad one must not be written either

@@ -104,6 +104,7 @@ def test_forget_user_removes_everything(
             "vault": [],
             "short_term": [],
             "agents": [],
+            "lifecycle": {"states": [], "log": []},
         }
         assert next(h.source_ids for h in memory.search("marathon", user_id="bob")) == ["b2"]
         assert not list((tmp_path / "m" / "ann").glob(scope_token("alice") + "*"))  # no file

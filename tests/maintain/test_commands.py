@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from functools import partial
-from pathlib import Path
 
 import pytest
 
@@ -18,9 +17,10 @@ hashing_memory = partial(Memory, embedder=HashingEmbedder(dim=256))
 
 
 @pytest.fixture
-def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def data(store_location: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A store (a directory, or PostgreSQL in the PostgreSQL run) with one user's move."""
     monkeypatch.setattr("madeleine.cli.Memory", hashing_memory)
-    where = tmp_path / "data"
+    where = store_location
     with hashing_memory(where, background=False) as memory:
         memory.add(
             [
@@ -39,11 +39,11 @@ def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return where
 
 
-def run(data: Path, *args: str) -> int:
+def run(data: str, *args: str) -> int:
     return cli.main(["--data", str(data), *args])
 
 
-def test_maintain_then_undo(data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_maintain_then_undo(data: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(data, "maintain", "--json") == 0
     reports = json.loads(capsys.readouterr().out)
     assert [r["user_id"] for r in reports] == ["mina"] and reports[0]["changes"]
@@ -54,7 +54,7 @@ def test_maintain_then_undo(data: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert run(data, "undo", reports[0]["run"], "--user", "mina") == 1  # nothing left
 
 
-def test_timeline_and_item_commands(data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_timeline_and_item_commands(data: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(data, "timeline", "--user", "mina") == 0
     out = capsys.readouterr().out
     assert "Lyon" in out and "Berlin" in out and "superseded by" in out
@@ -74,7 +74,7 @@ def test_timeline_and_item_commands(data: Path, capsys: pytest.CaptureFixture[st
     assert "nothing in this period" in capsys.readouterr().out
 
 
-def test_the_worker_maintains_on_schedule_once_per_period(data: Path) -> None:
+def test_the_worker_maintains_on_schedule_once_per_period(data: str) -> None:
     with hashing_memory(data, background=False) as memory:
         assert maintain_if_due("store", memory, every_hours=24)
         assert not maintain_if_due("store", memory, every_hours=24)  # done this period
