@@ -582,6 +582,11 @@ def test_imported_coding_sessions_give_project_facts(tmp_path: Path, memory: Mem
         # a value whose head noun is known: black coffee is a drink as coffee is
         ("These days I mostly drink black coffee.", "preference.drink", "black coffee"),
         ("I mostly drink oat lattes.", "preference.drink", "oat lattes"),
+        # a sport done regularly
+        ("My main sport right now is swimming.", "preference.sport", "swimming"),
+        ("I've been doing a lot of bouldering lately.", "preference.sport", "bouldering"),
+        ("I still do yoga twice a week.", "preference.sport", "yoga"),
+        ("We go running every morning.", "preference.sport", "running"),
     ],
 )
 def test_habits_of_a_known_topic_are_preferences(text: str, key: str, value: str) -> None:
@@ -595,6 +600,8 @@ def test_habits_of_a_known_topic_are_preferences(text: str, key: str, value: str
         "I usually have meetings.",
         "I take it every day.",
         "I usually have team meetings.",
+        "I go shopping every weekend.",
+        "I've been doing a lot of paperwork lately.",
     ],
 )
 def test_habits_of_no_known_topic_file_nothing(text: str) -> None:

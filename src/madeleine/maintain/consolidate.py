@@ -56,6 +56,12 @@ _LEFTOVER_TERMS = 3  # terms a restating turn may add to its card ("like I said"
 # black coffee")
 _SAME_WORDS = 0.9
 _CARD_FRAME = frozenset({"user"})  # how a card names its subject: not a word a turn says
+# words that frame a restatement without adding to it ("like I said", "as you know",
+# "still", "right now", "these days", "my usual ...")
+_RESTATING_WORDS = (
+    "like said say told mention mentioned know known again still now right currently current "
+    "lately recently these days moment usual usually main always anyway as before"
+)
 # names and numbers: two turns that differ in one are never the same statement
 _SPECIFIC = re.compile(r"\b(?:[A-Z][\w'-]+|\d[\d.,:/-]*)")
 _PROCEDURE_SCHEMA = {
@@ -132,6 +138,7 @@ class Consolidator:
         self._phatic = PhaticStage(store, analyzer, settings.stages.phatic_factor)
         self._llm = llm
         self._llm_calls = 0
+        self._restating = frozenset(analyzer.terms(_RESTATING_WORDS))
 
     def run(self, user_id: str, now: float | None = None) -> MaintenanceReport:
         started = time.perf_counter()
@@ -370,10 +377,13 @@ class Consolidator:
     ) -> list[Change]:
         """Turns that say what a card says and nothing more ("like I said, I work at Acme",
         "I keep drinking matcha every morning" for "The user drinks matcha"): every word of
-        the card but "user", at most ``_LEFTOVER_TERMS`` besides, and no name or number the
-        card does not have. The latest telling stays;
+        the card but "user" (or the card was read from the turn), at most
+        ``_LEFTOVER_TERMS`` words besides those of the card's slot and those that only frame
+        a restatement ("still", "right now", "like I said"), and no name or number the card
+        does not have. The latest telling stays;
         the earlier ones are archived, linked to the card (current or superseded)."""
         turns = {items.episodes[n].id: items.episodes[n] for n in items.active_turns()}
+        by_event = {e.focus_event_id: e for e in items.episodes}
         said = {number: self._words(e) for number, e in turns.items()}
         words = {number: w.terms for number, w in said.items()}
         having: dict[str, set[int]] = defaultdict(set)  # term -> active turns with it
@@ -389,13 +399,20 @@ class Consolidator:
             if not wanted:
                 continue
             names = _specific(card.statement)
+            # besides the card's words: its slot's ("sport" for preference.sport) and the
+            # words that only frame a restatement
+            framing = self._restating | set(self._analyzer.terms(card.key.replace(".", " ")))
             rarest = min(wanted, key=lambda t: len(having.get(t, ())))
+            # the turns with every word of the card, and the turns the card was read from
+            # (the extractor already linked their wording to it)
+            sources = {by_event[e].id for e in card.sources if e in by_event}
+            candidates = (having.get(rarest, set()) | sources) & set(turns)
             covered = [
                 turns[number]
-                for number in having.get(rarest, ())
+                for number in sorted(candidates)
                 if f"ep_{number}" not in planned
-                and wanted <= words[number]
-                and len(words[number] - wanted) <= _LEFTOVER_TERMS
+                and (wanted <= words[number] or number in sources)
+                and len(words[number] - wanted - framing) <= _LEFTOVER_TERMS
                 and said[number].specific <= names  # no name or number the card lacks
             ]
             if len(covered) >= 2:

@@ -632,6 +632,24 @@ _ROWS: list[tuple[str, str]] = [
         r"\b(?:I|we)\s+(?:usually|always|mostly|normally|only)\s+(?P<verb>drink|have|take|ride"
         r"|drive|use)\s+(?P<value>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)(?=\s*[,.;!?]|\s*$)",
     ),
+    # a sport or activity done regularly ("my main sport is X", "I go X twice a week")
+    (
+        "habit",
+        r"\bmy\s+(?:main|favou?rite|usual|current)\s+sport\s+(?:right\s+now\s+|these\s+days\s+"
+        r"|at\s+the\s+moment\s+|now\s+)?is\s+(?P<value>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)"
+        r"(?=\s*[,.;!?]|\s*$|\s+(?:now|these\s+days|lately)\b)",
+    ),
+    (
+        "habit",
+        r"\b(?:I|we)\s+(?:still\s+|also\s+|usually\s+)?(?P<verb>do|practi[cs]e|go)\s+"
+        r"(?P<value>[a-z][\w'-]*)\s+(?P<when>(?:once|twice|three\s+times|four\s+times"
+        r"|five\s+times|\d+\s+times)\s+a\s+week|every\s+(?:day|week|weekend|morning|evening))\b",
+    ),
+    (
+        "habit",
+        r"\b(?:I|we)(?:'ve|\s+have)\s+been\s+(?P<verb>doing)\s+(?:a\s+lot\s+of\s+|lots\s+of\s+"
+        r"|some\s+)?(?P<value>[a-z][\w'-]*)\s+(?:lately|recently|these\s+days)\b",
+    ),
     # ---- changes of provider / habit
     (
         "switch",

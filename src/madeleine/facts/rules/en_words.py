@@ -212,7 +212,10 @@ PREFERENCE_TOPICS = table(
     public transport, subway, metro, bus, train, walking, scooter, carpool, 자전거, 지하철,
     버스; editor: vim, neovim, emacs, vs code, vscode, sublime, intellij, pycharm, cursor;
     operating_system: linux, ubuntu, windows, macos, mac; browser: chrome, firefox, safari,
-    edge, brave, arc; phone: iphone, android, pixel, galaxy, 아이폰, 갤럭시""",
+    edge, brave, arc; phone: iphone, android, pixel, galaxy, 아이폰, 갤럭시; sport: running,
+    jogging, swimming, climbing, bouldering, yoga, pilates, tennis, football, soccer,
+    basketball, volleyball, badminton, golf, hiking, skiing, snowboarding, surfing, boxing,
+    rowing, crossfit, dancing, 수영, 러닝, 조깅, 등산, 요가, 필라테스, 테니스, 클라이밍""",
     canonical_is_alias=False,
 )
 

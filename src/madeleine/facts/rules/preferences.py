@@ -163,6 +163,11 @@ _HABIT_VERBS = {
     "use": "uses",
     "ride": "rides",
     "drive": "drives",
+    "do": "practises",
+    "doing": "practises",
+    "go": "practises",
+    "practice": "practises",
+    "practise": "practises",
     "마시": "마신다",
     "먹": "먹는다",
     "타": "탄다",
@@ -177,7 +182,7 @@ def _build_habit(match: re.Match[str], said: Said) -> list[Fact]:
     topic = _preference_topic(value)
     if topic is None:
         return []
-    verb = match["verb"].lower()
+    verb = (match.groupdict().get("verb") or "do").lower()  # "my main sport is X": no verb
     when = re.sub(r"\s+", " ", (match.groupdict().get("when") or "").strip())
     if HANGUL.search(value):
         statement = f"The user {when} {value}".strip()  # restated in Korean by phrases.py
