@@ -480,22 +480,7 @@ class Consolidator:
             if turns[-1].occurred_at > cutoff:
                 continue  # a recent session stays as it is
             statement = self._summary(session_id, turns)
-            draft = CardDraft(
-                subject="user",
-                relationship=None,
-                backstory=None,
-                multi_valued=True,
-                valid_to=None,
-                statement=statement,
-                category=Category.OTHER,
-                key=key,
-                memory_type=MemoryType.EPISODIC,
-                stability=Stability.STABLE,
-                importance=0.4,
-                confidence=0.9,
-                valid_from=datetime.fromtimestamp(turns[0].occurred_at, UTC),
-                sources=[e.focus_event_id for e in turns][:_DIGEST_SOURCES],
-            )
+            draft = _card(statement, Category.OTHER, key, MemoryType.EPISODIC, 0.4, 0.9, turns)
             created = self._create(items, run, now, draft, {"session_id": session_id})
             changes.append(
                 Change(
@@ -585,21 +570,14 @@ class Consolidator:
                 f"{told or spoken_words(latest.body, latest.speaker)}",
                 990,
             )
-            draft = CardDraft(
-                subject="user",
-                relationship=None,
-                backstory=None,
-                multi_valued=True,
-                valid_to=None,
-                statement=statement,
-                category=Category.HABIT,
-                key=key,
-                memory_type=MemoryType.PROCEDURAL,
-                stability=Stability.STABLE,
-                importance=0.6,
-                confidence=min(0.95, 0.5 + 0.1 * len(turns)),
-                valid_from=datetime.fromtimestamp(turns[0].occurred_at, UTC),
-                sources=[e.focus_event_id for e in turns][:_DIGEST_SOURCES],
+            draft = _card(
+                statement,
+                Category.HABIT,
+                key,
+                MemoryType.PROCEDURAL,
+                0.6,
+                min(0.95, 0.5 + 0.1 * len(turns)),
+                turns,
             )
             existing.add(key)
             created = self._create(items, run, now, draft, {"from": [f"ep_{e.id}" for e in turns]})
@@ -726,6 +704,34 @@ def _same_words(a: _Words, b: _Words) -> bool:
         return False
     union = a.terms | b.terms
     return not union or len(a.terms & b.terms) / len(union) >= _SAME_WORDS
+
+
+def _card(
+    statement: str,
+    category: Category,
+    key: str,
+    memory_type: MemoryType,
+    importance: float,
+    confidence: float,
+    turns: Sequence[StoredEpisode],
+) -> CardDraft:
+    """A card maintenance writes (a digest, a procedure): stable, drawn from ``turns``."""
+    return CardDraft(
+        subject="user",
+        relationship=None,
+        backstory=None,
+        multi_valued=True,
+        valid_to=None,
+        statement=statement,
+        category=category,
+        key=key,
+        memory_type=memory_type,
+        stability=Stability.STABLE,
+        importance=importance,
+        confidence=confidence,
+        valid_from=datetime.fromtimestamp(turns[0].occurred_at, UTC),
+        sources=[e.focus_event_id for e in turns][:_DIGEST_SOURCES],
+    )
 
 
 def _sizes(items: UserItems) -> dict[str, int]:

@@ -265,13 +265,6 @@ class Lifecycle:
         undone: list[LifecycleEntry] = []
         facts = self._store.facts
         for entry in entries:  # newest first
-            support = entry.detail.get("support_before")
-            if entry.action == "merge" and isinstance(support, dict):
-                with self._store.transaction() as tx:
-                    number = parse_item(entry.item)[1]
-                    facts.set_support(
-                        tx, number, float(support["confidence"]), list(support["sources"])
-                    )
             before = None if entry.before is None else ItemState.from_dict(entry.item, entry.before)
             after = None if entry.after is None else ItemState.from_dict(entry.item, entry.after)
 
@@ -297,6 +290,15 @@ class Lifecycle:
                 user_id, [entry.item], decide, f"undo-{run}", self._clock()
             ):
                 undone.append(entry)
+                support = entry.detail.get("support_before")
+                if entry.action == "merge" and isinstance(support, dict):  # a merged card's
+                    with self._store.transaction() as tx:  # confidence and sources, as before
+                        facts.set_support(
+                            tx,
+                            parse_item(entry.item)[1],
+                            float(support["confidence"]),
+                            list(support["sources"]),
+                        )
         self._store.lifecycle.mark_undone(user_id, [e.id for e in undone], self._clock())
         return undone
 

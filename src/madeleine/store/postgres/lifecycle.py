@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from madeleine.store.lifecycle_rows import COLUMNS, entries_query, entry_of, state_of, state_values
 from madeleine.store.postgres.connection import Database, conn_of, lock_users
 from madeleine.store.records import ItemState, LifecycleEntry, StateChange, Transaction
-from madeleine.store.sqlite.lifecycle import COLUMNS, entry_of, state_of, state_values
 
 _COLUMNS = COLUMNS
 
@@ -111,20 +110,9 @@ class PgLifecycle:
     def entries(
         self, user_id: str, run: str | None = None, limit: int | None = None
     ) -> list[LifecycleEntry]:
-        sql = (
-            "SELECT id, run, at, action, item, before, after, detail, undone_at "
-            "FROM lifecycle_log WHERE user_id = %s"
-        )
-        params: list[Any] = [user_id]
-        if run is not None:
-            sql += " AND run = %s"
-            params.append(run)
-        sql += " ORDER BY id DESC"
-        if limit is not None:
-            sql += " LIMIT %s"
-            params.append(limit)
+        sql, params = entries_query(run, limit, "%s")
         with self._db.connect() as conn:
-            return [entry_of(row) for row in conn.execute(sql, params).fetchall()]
+            return [entry_of(row) for row in conn.execute(sql, [user_id, *params]).fetchall()]
 
     def mark_undone(self, user_id: str, entry_ids: Sequence[int], at: float) -> None:
         with self._db.connect() as conn:

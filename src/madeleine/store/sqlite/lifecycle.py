@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
 
+from madeleine.store.lifecycle_rows import (
+    COLUMNS,
+    dumped,
+    entries_query,
+    entry_of,
+    state_of,
+    state_values,
+)
 from madeleine.store.records import ItemState, LifecycleEntry, StateChange, Transaction
 from madeleine.store.sqlite.connection import Connections, conn_of
 
@@ -46,61 +53,6 @@ CREATE TABLE IF NOT EXISTS lifecycle_users (
     gen     INTEGER NOT NULL
 );
 """
-
-COLUMNS = (
-    "item, importance, importance_by, pinned, archived_at, archive_reason, recalls, stability, "
-    "last_recall"
-)
-
-
-def state_of(row: Sequence[Any]) -> ItemState:
-    return ItemState(
-        item=str(row[0]),
-        importance=None if row[1] is None else float(row[1]),
-        importance_by=row[2],
-        pinned=None if row[3] is None else bool(row[3]),
-        archived_at=None if row[4] is None else float(row[4]),
-        archive_reason=row[5],
-        recalls=int(row[6]),
-        stability=float(row[7]),
-        last_recall=None if row[8] is None else float(row[8]),
-    )
-
-
-def state_values(user_id: str, state: ItemState) -> tuple[Any, ...]:
-    return (
-        user_id,
-        state.item,
-        state.importance,
-        state.importance_by,
-        None if state.pinned is None else int(state.pinned),
-        state.archived_at,
-        state.archive_reason,
-        state.recalls,
-        state.stability,
-        state.last_recall,
-    )
-
-
-def dumped(state: ItemState | None) -> str | None:
-    return None if state is None else json.dumps(state.to_dict())
-
-
-def entry_of(row: Sequence[Any]) -> LifecycleEntry:
-    def loaded(value: Any) -> Any:
-        return json.loads(value) if isinstance(value, str) else value
-
-    return LifecycleEntry(
-        id=int(row[0]),
-        run=str(row[1]),
-        at=float(row[2]),
-        action=str(row[3]),
-        item=str(row[4]),
-        before=loaded(row[5]),
-        after=loaded(row[6]),
-        detail=loaded(row[7]) or {},
-        undone_at=None if row[8] is None else float(row[8]),
-    )
 
 
 class SQLiteLifecycle:
@@ -187,19 +139,8 @@ class SQLiteLifecycle:
     def entries(
         self, user_id: str, run: str | None = None, limit: int | None = None
     ) -> list[LifecycleEntry]:
-        sql = (
-            "SELECT id, run, at, action, item, before, after, detail, undone_at "
-            "FROM lifecycle_log WHERE user_id = ?"
-        )
-        params: list[Any] = [user_id]
-        if run is not None:
-            sql += " AND run = ?"
-            params.append(run)
-        sql += " ORDER BY id DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        return [entry_of(row) for row in self._db.get().execute(sql, params)]
+        sql, params = entries_query(run, limit, "?")
+        return [entry_of(row) for row in self._db.get().execute(sql, [user_id, *params])]
 
     def mark_undone(self, user_id: str, entry_ids: Sequence[int], at: float) -> None:
         with self._db.write() as conn:
