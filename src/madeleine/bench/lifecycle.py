@@ -180,6 +180,7 @@ def generate(seed: int, months: int = 12, per_week: float = 2.0) -> Generated:
     procedure_sessions = set(rng.sample(range(count // 4, count), 4))
     out = Generated()
     rare = list(RARE_IMPORTANT)
+    told: dict[str, str] = {}  # slot -> the value the user last said
     for n, day in enumerate(starts):
         at = START + timedelta(days=day, hours=rng.randint(0, 10))
         texts = [rng.choice(SMALL_TALK)]
@@ -187,8 +188,11 @@ def generate(seed: int, months: int = 12, per_week: float = 2.0) -> Generated:
             slot.name: slot.values[sum(1 for c in changes[slot.name] if c <= day)] for slot in SLOTS
         }
         for slot in SLOTS:
-            if n == 0 or rng.random() < 0.3:  # restated while it holds
-                texts.append(rng.choice(slot.sentences).format(v=values[slot.name]))
+            value = values[slot.name]
+            # a change is told the next time the user talks; a value is restated while it holds
+            if told.get(slot.name) != value or rng.random() < 0.3:
+                texts.append(rng.choice(slot.sentences).format(v=value))
+                told[slot.name] = value
         if n < len(STABLE):
             texts.append(STABLE[n][0])
         if n in rare_sessions and rare:
