@@ -201,14 +201,15 @@ def heuristic_narrative(groups: Sequence[TimelineGroup]) -> str:
             parts.append(f"{turns} turn{'s' if turns != 1 else ''}{where}")
         for group in day_groups:
             for item in group.items:
+                said = item.text.rstrip(" .")
                 if item.kind == "fact" and item.supersedes:
-                    parts.append(f"changed: {item.text}")
+                    parts.append(f"changed: {said}")
                 elif item.kind == "fact":
-                    parts.append(f"learned: {item.text}")
+                    parts.append(f"learned: {said}")
                 elif item.kind == "digest":
-                    parts.append(f"summary: {item.text}")
+                    parts.append(f"summary: {said}")
         if parts:
-            lines.append(f"{day}: " + "; ".join(parts))
+            lines.append(f"{day}: " + "; ".join(parts) + ".")
     return "\n".join(lines) if lines else "Nothing happened in this period."
 
 
