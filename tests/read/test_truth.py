@@ -259,3 +259,76 @@ def test_what_was_it_again_asks_about_now() -> None:
 
     assert not _PAST.search(_RECALL.sub(" ", "내가 아침마다 마시는 거 뭐였지?"))
     assert _PAST.search(_RECALL.sub(" ", "그 무렵 나는 어느 도시에 살았지?"))
+
+
+def test_a_later_turn_about_another_slot_does_not_overrule_a_holding_fact(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """The facts know the job did not change: a later turn with a change word ("new",
+    "right now", "these days") but about a bakery or a drink is not lifted over the turn
+    whose fact about the named slot still holds."""
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _said(
+            memory,
+            "cam",
+            ("2025-03-02T10:00:00Z", "I still do bouldering three times a week."),
+            ("2025-11-18T10:00:00Z", "I still work at Initech as a data engineer."),
+            ("2025-11-20T10:00:00Z", "I tried a new bakery near the station."),
+            ("2025-12-20T10:00:00Z", "My usual drink is black coffee right now."),
+            ("2025-12-29T10:00:00Z", "These days I mostly drink matcha."),
+        )
+        for question, answer in (
+            ("Where do I work now?", "Initech"),
+            ("Which sport do I do at the moment?", "bouldering"),
+        ):
+            hits = memory.search(question, user_id="cam", limit=5, now="2026-01-02")
+            lifted = [h.text for h in hits if "newer_than" in h.explain.get("truth", {})]
+            assert lifted == [], question
+            assert answer in hits[0].text or answer in hits[1].text, question
+
+
+def test_the_card_holding_for_a_named_slot_ranks_below_the_leading_hit(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """After maintenance the tellings of a sport may be archived; the card that holds for
+    the slot the question names is its answer, just below the leading hit. Asked as of a
+    date, the card that held then; asked about the past, none is lifted."""
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _said(
+            memory,
+            "cam",
+            ("2025-01-10T10:00:00Z", "My main sport right now is running."),
+            ("2025-02-01T10:00:00Z", "I grew up in Nantes."),
+            ("2025-06-01T10:00:00Z", "I've been doing a lot of swimming lately."),
+            ("2025-06-03T10:00:00Z", "The weather was grey and rainy today."),
+            ("2025-09-01T10:00:00Z", "I watched a documentary about chess yesterday."),
+        )
+        for hit in memory.search("sport", user_id="cam", limit=10, channels=["bm25"]):
+            if hit.kind == "turn":
+                assert memory.archive(hit.id, user_id="cam")
+        question = "Which sport do I do at the moment?"
+        hits = memory.search(question, user_id="cam", limit=3, now="2025-09-10")
+        assert hits[1].kind == "fact" and "swimming" in hits[1].text
+        assert hits[1].explain["current"]["slot"] == "preference.sport"
+        assert hits[1].score < hits[0].score
+        then = memory.search(question, user_id="cam", limit=3, as_of="2025-03-01")
+        held = [h.text for h in then if h.explain.get("current", {}).get("slot")]
+        assert held == ["The user practises running."]
+        past = memory.search("Which sport did I do last year?", user_id="cam", limit=3)
+        assert all("slot" not in h.explain.get("current", {}) for h in past)
+
+
+def test_a_later_turn_may_have_changed_what_the_slot_card_says(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """No fact learned of the move to Minneapolis: the Chicago card is not lifted over the
+    later turn that announces a move."""
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _said(
+            memory,
+            "leo",
+            ("2023-09-01T15:00:00Z", "I moved to Chicago for grad school."),
+            ("2024-06-15T12:00:00Z", "Graduated! Took a job up north, so I just moved again."),
+        )
+        hits = memory.search("Where do I live now?", user_id="leo", limit=3)
+        assert all("slot" not in h.explain.get("current", {}) for h in hits)

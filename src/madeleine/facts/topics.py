@@ -85,6 +85,18 @@ def slot_words(key: str) -> list[str]:
     return list(dict.fromkeys(words))
 
 
+def own_slot_words(key: str) -> list[str]:
+    """The words that name this slot rather than its kind: those of each prefix below the
+    category ("work.employer": job, company, …) and the key's own parts, without the
+    category's general words ("identity": who; "preference": like, enjoy)."""
+    parts = key.split(".")
+    words: list[str] = []
+    for end in range(len(parts), 1, -1):
+        words.extend(SLOT_WORDS.get(".".join(parts[:end]), "").split())
+    words.extend(part.replace("_", " ") for part in parts[1:])
+    return list(dict.fromkeys(words))
+
+
 def topic_text(key: str) -> str:
     """The slot's words as one text, for a card's lexical index."""
     return " ".join(slot_words(key))

@@ -39,12 +39,15 @@ class CurrentFact:
     """A current fact the truth stage vouches for: the facts channel ranks it at least at
     ``floor``. Either it replaced a stale candidate (just above the stale turn's score before
     demotion), or it is what a leading turn said about the slot the query names (just below
-    that turn: the fact ranks among the turns by the merit of the turn it came from)."""
+    that turn: the fact ranks among the turns by the merit of the turn it came from), or it
+    is the card that holds for the slot the query names (``slot``: just below the leading
+    hit)."""
 
     number: int
     floor: float
     replaces: str | None  # the superseded fact's id; None: the fact of a leading turn
-    stale_turn: str  # the demoted turn's id, or the leading turn that said the fact
+    stale_turn: str | None  # the demoted turn's id, or the leading turn that said the fact
+    slot: str | None = None  # set when the card holds for a slot the query names
 
 
 @dataclass(frozen=True, slots=True)
@@ -419,6 +422,10 @@ def _with_current(
 
 def _current(lift: CurrentFact, item: ScoredFact | None) -> dict[str, Any]:
     before = None if item is None else round(item.score, 6)
+    if lift.slot is not None:
+        return {
+            "current": {"slot": lift.slot, "score_before": before, "score": round(lift.floor, 6)}
+        }
     if lift.replaces is None:
         return {
             "current": {

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.facts import slots
-from madeleine.facts.topics import topic_text
+from madeleine.facts.topics import own_slot_words, topic_text
 from madeleine.read.channels import Query
 from madeleine.read.facts import TRUTH_KEY, CurrentFact, FactIndex
 from madeleine.read.recipe import StageName
@@ -63,6 +63,9 @@ _CHANGE = re.compile(
     r"|넘어왔|팔고|팔았|샀어|장만|시작했|당겨|미뤄|앞당|연기|나서는|부터는|요즘은|새\s",
     re.IGNORECASE,
 )
+# not a slot's value: what maintenance wrote (close to every question, as long texts are),
+# and the user's name (phatic when not asked)
+_NOT_A_VALUE = ("digest.", "procedure.", "identity.name")
 _MARGIN = 0.1  # share of the embedder's similarity range a topic fact may trail by
 
 
@@ -82,6 +85,7 @@ class TruthStage:
         self._low, self._high = similarity_range
         self._analyzer = analyzer
         self._slots: dict[str, frozenset[str]] = {}
+        self._own: dict[str, frozenset[str]] = {}
         self._store = store
         self._facts = facts
         self._cards = cards
@@ -100,7 +104,9 @@ class TruthStage:
             return None
         changed: dict[int, float] = {}
         entries: dict[int, Any] = {}
-        if facts.ids.size and facts.matrix.shape[1] == vector.shape[0]:
+        overrules: Callable[[int, int], bool] = _always
+        known = bool(facts.ids.size) and facts.matrix.shape[1] == vector.shape[0]
+        if known:
             moment = query.request.as_of
             relevance = facts.matrix @ vector
             named = self._named_slots(query, facts)
@@ -113,7 +119,10 @@ class TruthStage:
                 query.prepared[TRUTH_KEY] = floors
             if stale:
                 changed, entries = self._effect(query, facts, total, stale, floors)
-        self._newer_first(query, total, pool, changed, entries)
+            overrules = _overrules(facts, query.rows.ids, pool, named, self._words(query))
+        self._newer_first(query, total, pool, changed, entries, overrules)
+        if known:
+            self._slot_card(query, facts, total, pool, changed, relevance, named)
         if not changed:
             return None
         targets = np.fromiter(changed, dtype=np.int64, count=len(changed))
@@ -123,6 +132,21 @@ class TruthStage:
             return entries.get(row)
 
         return Effect("truth", assign=(targets, values), entry=entry)
+
+    def _words(self, query: Query) -> Callable[[int], frozenset[str]]:
+        """A pool row's analyzed words, without the speaker's name."""
+        ids = query.rows.ids
+
+        def words(row: int) -> frozenset[str]:
+            episode = query.episodes(self._store, [int(ids[row])]).get(int(ids[row]))
+            if episode is None:
+                return frozenset()
+            text = episode.body
+            if episode.speaker and text.startswith(f"{episode.speaker}: "):
+                text = text[len(episode.speaker) + 2 :]
+            return frozenset(self._analyzer.terms(text))
+
+        return words
 
     def _says_change(self, ids: npt.NDArray[np.int64], rows: list[int]) -> set[int]:
         """The rows whose text announces a change ("now", "moved", "instead", "actually")."""
@@ -142,6 +166,7 @@ class TruthStage:
         pool: npt.NDArray[np.int64],
         changed: dict[int, float],
         entries: dict[int, Any],
+        overrules: Callable[[int, int], bool],
     ) -> None:
         """No fact knows the change ("my dentist appointment is Monday", weeks later "it
         moved to Tuesday"), but two leading turns of different sessions answer a question
@@ -170,7 +195,13 @@ class TruthStage:
                 other_session = rows.session[newer] != rows.session[older]
                 if bounds is not None and not bounds[0] <= float(rows.times[newer]) <= bounds[1]:
                     continue  # said outside the asked range (or after as_of)
-                if later and other_session and newer in changing and score[newer] <= score[older]:
+                if (
+                    later
+                    and other_session
+                    and newer in changing
+                    and score[newer] <= score[older]
+                    and overrules(newer, older)
+                ):
                     lifted = score[older] + _STEP
                     entries[newer] = {
                         **(entries.get(newer) or {}),
@@ -179,6 +210,105 @@ class TruthStage:
                         "score": round(lifted, 6),
                     }
                     score[newer] = changed[newer] = lifted
+
+    def _slot_card(
+        self,
+        query: Query,
+        facts: FactVectors,
+        total: npt.NDArray[np.float64],
+        pool: npt.NDArray[np.int64],
+        changed: dict[int, float],
+        relevance: npt.NDArray[np.float32],
+        named: npt.NDArray[np.bool_],
+    ) -> None:
+        """ "Which sport do I do at the moment?" names a slot of the user's profile; the card
+        that holds for it is the answer, whether or not a turn that said it still ranks (after
+        maintenance one telling is left, and it may not use the question's words). The
+        holding card of a slot the query names by the slot's own words (not "who", which
+        every identity slot answers to) ranks just below the leading hit, if it is about as
+        close to the query as the user's closest card and does not say a plan was called
+        off. Not for questions about the past ("where did I live?") nor within a time range;
+        asked as of a date, the card that held then."""
+        request = query.request
+        if not named.any() or request.time_range is not None:
+            return
+        moment = request.as_of
+        if moment is None and _PAST.search(_RECALL.sub(" ", request.query)):
+            return
+        terms = set(query.analysis.terms)
+        holding = [
+            r
+            for r in range(facts.ids.size)
+            if not _replaced(facts, r, moment) and not facts.keys[r].startswith(_NOT_A_VALUE)
+        ]
+        if not holding:
+            return
+        closest = max(float(relevance[r]) for r in holding)
+        margin = _MARGIN * (self._high - self._low)
+        told = {
+            row: _told(facts, query, row)
+            for row in holding
+            if named[row]
+            and terms & self._own_terms(facts.keys[row])
+            and float(relevance[row]) >= closest - margin
+        }
+        candidates = sorted(
+            (row for row, (first, _) in told.items() if moment is None or first <= moment),
+            key=lambda r: -float(relevance[r]),
+        )[:_LEADERS]
+        cards = self._cards.get_many([int(facts.ids[r]) for r in candidates])
+        card = next(
+            (
+                r
+                for r in candidates
+                if (found := cards.get(int(facts.ids[r]))) is not None
+                and not slots.closing(found.card)
+            ),
+            None,
+        )
+        if card is None:
+            return
+        score = {int(r): changed.get(int(r), float(total[r])) for r in pool.tolist()}
+        if self._told_since(query, facts, card, score, told[card][1]):
+            return
+        top = max(score.values())
+        number = int(facts.ids[card])
+        floors: dict[int, CurrentFact] = query.prepared.setdefault(TRUTH_KEY, {})
+        floor = top - 2 * _STEP
+        known = floors.get(number)
+        if known is None or known.floor < floor:
+            floors[number] = CurrentFact(number, floor, None, None, slot=facts.keys[card])
+
+    def _told_since(
+        self,
+        query: Query,
+        facts: FactVectors,
+        card: int,
+        score: dict[int, float],
+        since: float,
+    ) -> bool:
+        """Whether a leading turn said a day or more after the card may have changed its
+        slot where no fact knows it ("I took a job in Minneapolis, so I just moved there"
+        when the card still says Chicago): it announces a change in the slot's words and
+        said no fact of another slot."""
+        rows = query.rows
+        leaders = sorted(score, key=lambda r: -score[r])[:_NEWER_AMONG]
+        best = score[leaders[0]]
+        later = [
+            r
+            for r in leaders
+            if score[r] >= best * _NEWER_CLOSE and float(rows.times[r]) - since >= _NEWER_GAP
+        ]
+        if not later:
+            return False
+        by_row = _facts_of(facts, rows.ids, later)
+        topic = self._slot_terms(facts.keys[card])
+        words = self._words(query)
+        return any(
+            all(facts.keys[f] == facts.keys[card] for f in by_row.get(r, []))
+            and bool(words(r) & topic)
+            for r in self._says_change(rows.ids, later)
+        )
 
     def _said_by_leaders(
         self,
@@ -247,6 +377,13 @@ class TruthStage:
             dtype=bool,
             count=len(facts.keys),
         )
+
+    def _own_terms(self, key: str) -> frozenset[str]:
+        known = self._own.get(key)
+        if known is None:
+            known = frozenset(self._analyzer.terms(" ".join(own_slot_words(key))))
+            self._own[key] = known
+        return known
 
     def _slot_terms(self, key: str) -> frozenset[str]:
         known = self._slots.get(key)
@@ -353,6 +490,49 @@ def _stale_rows(
         if head is not None:
             stale[row] = (topic, head)
     return stale
+
+
+def _overrules(
+    facts: FactVectors,
+    episode_ids: npt.NDArray[np.int64],
+    pool: npt.NDArray[np.int64],
+    named: npt.NDArray[np.bool_],
+    words: Callable[[int], frozenset[str]],
+) -> Callable[[int, int], bool]:
+    """Whether a later turn may go before an earlier one when the query names a slot: when
+    it said a fact of that slot; never when its facts are all of other slots ("I drink
+    matcha these days" does not answer "which sport?"); when it said no fact, only if it
+    shares a word with the earlier turn, speakers aside ("I tried a new bakery" does not
+    overrule "I still work at Initech"; "the dentist called, it moved to Tuesday" may
+    overrule "my dentist appointment is on Monday", whose fact never learned of the move)."""
+    if not named.any():
+        return _always
+    by_row = _facts_of(facts, episode_ids, pool.tolist())
+
+    def overrules(newer: int, older: int) -> bool:
+        said = by_row.get(newer, [])
+        if any(named[f] for f in said):
+            return True
+        if said:
+            return False
+        return bool(words(newer) & words(older))
+
+    return overrules
+
+
+def _always(newer: int, older: int) -> bool:
+    return True
+
+
+def _told(facts: FactVectors, query: Query, row: int) -> tuple[float, float]:
+    """When a card was first and last told: its turns' times (its validity's start, or
+    when it was recorded, for a card no turn of the user's said)."""
+    turns = query.rows.rows_of(facts.link_episodes[facts.link_facts == facts.ids[row]])
+    times = query.rows.times[turns[turns >= 0]]
+    start = float(facts.valid_from[row])
+    if np.isnan(start):
+        start = float(facts.recorded_at[row]) if times.size == 0 else float(times.min())
+    return start, max(start, float(times.max())) if times.size else start
 
 
 def _facts_of(

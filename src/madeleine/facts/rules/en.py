@@ -39,11 +39,12 @@ _BE = r"(?:'m|'s|'re|\s+am|\s+is|\s+are)\b"
 _STOP_AHEAD = (
     r"\s+(?:but|because|'cause|cause|cuz|since|so|though|although|when|whenever|while|if"
     r"|unless|which|who|whereas|except|especially|anymore|any\s+more|lately|these\s+days"
-    r"|nowadays)\b|\s+[-–—]\s|\s*[-–—]\s*$"
+    r"|nowadays|please)\b|\s+[-–—]\s|\s*[-–—]\s*$"
     r"|\s*,?\s+(?:and|or)\s+(?:I|I'm|my|we|he|she|they|it|you|also|then|so|hates?|loves?"
     r"|likes?|dislikes?|enjoys?|prefers?|is|are|has|have|wants?|needs?|takes?|lives?|works?"
     r"|goes|go|can|can't|will|would|doesn't|don't|never|always)\b"
-    r"|,\s*(?:I|my|we|but|so|because|which|although|though|it|he|she|they)\b"
+    r"|,\s*(?:I|my|we|but|so|because|which|although|though|it|he|she|they|please|thanks"
+    r"|thank|remember|don't|ok|okay)\b"
     r"|\s+(?:too|as\s+well|a\s+lot|so\s+much|very\s+much|the\s+most)\s*(?:[,;!?-]|$)"
 )
 
