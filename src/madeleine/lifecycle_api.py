@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from madeleine.engine import Engine
 from madeleine.maintain.consolidate import MaintenanceReport
@@ -28,16 +29,18 @@ class LifecycleMethods:
         (``restore`` brings it back; ``include_archived=True`` shows it). False when it was
         archived already. Deleting for good is ``delete``."""
         require_id(user_id, "user_id")
-        require_text(reason, "reason")
+        _require_words(reason, "reason")
         return self._open().lifecycle.archive(user_id, item_id, reason)
 
     def restore(self, item_id: str, *, user_id: str) -> bool:
-        """Bring an archived turn or fact back into search; its strength starts afresh."""
+        """Bring an archived turn or fact back into search; its strength starts afresh.
+        False, changing nothing, when it was not archived."""
         require_id(user_id, "user_id")
         return self._open().lifecycle.restore(user_id, item_id)
 
     def pin(self, item_id: str, *, user_id: str) -> bool:
-        """Pinned: never fades, never archived, and first in the user's profile."""
+        """Pinned: never fades, never archived by maintenance (``archive`` still can), and
+        first in the user's profile."""
         require_id(user_id, "user_id")
         return self._open().lifecycle.pin(user_id, item_id, True)
 
@@ -51,38 +54,50 @@ class LifecycleMethods:
         require_id(user_id, "user_id")
         return self._open().lifecycle.set_importance(user_id, item_id, importance)
 
-    def lifecycle(self, item_id: str, *, user_id: str, now: float | None = None) -> ItemLifecycle:
+    def lifecycle(self, item_id: str, *, user_id: str, now: TimeBound = None) -> ItemLifecycle:
         """Where an item stands: archived, pinned, importance, strength, recalls, and why it
         is protected from fading if it is. Raises LookupError for an unknown item."""
         require_id(user_id, "user_id")
-        return self._open().lifecycle.describe(user_id, item_id, now)
+        return self._open().lifecycle.describe(user_id, item_id, _moment(now))
 
     # -- maintenance -----------------------------------------------------------------------------
 
-    def consolidate(self, user_id: str, *, now: float | None = None) -> MaintenanceReport:
+    def consolidate(self, user_id: str, *, now: TimeBound = None) -> MaintenanceReport:
         """Consolidate one user's memory now: importance by rules, duplicate cards merged,
         restated turns archived, old sessions digested, repeated procedures abstracted,
         faded items archived. ``report.changes`` lists what changed (empty when nothing was
         left to do); ``undo(report.run, user_id=…)`` puts it all back. Pending recalls and
         queued messages are written first, so the run sees the latest state."""
         require_id(user_id, "user_id")
+        moment = _moment(now)
         engine = self._open()
         engine.lifecycle.write_recalls()
-        return engine.consolidator.run(user_id, now)
+        return engine.consolidator.run(user_id, moment)
 
     def maintain(
-        self, user_ids: Sequence[str] | None = None, *, now: float | None = None
+        self, user_ids: Sequence[str] | None = None, *, now: TimeBound = None
     ) -> list[MaintenanceReport]:
         """``consolidate`` for these users (default: every user in the store)."""
+        if isinstance(user_ids, str) or not isinstance(user_ids, Sequence | None):
+            raise TypeError(
+                "user_ids must be a list of user ids (or None for every user); "
+                "for one user: consolidate(user_id)"
+            )
+        users = list(user_ids) if user_ids is not None else None
+        for user in users or ():
+            require_id(user, "user_ids")
+        moment = _moment(now)
         engine = self._open()
-        users = list(user_ids) if user_ids is not None else engine.store.user_ids()
-        return [self.consolidate(user, now=now) for user in users]
+        every = users if users is not None else engine.store.user_ids()
+        return [self.consolidate(user, now=moment) for user in every]
 
     def undo(self, run: str, *, user_id: str) -> list[LifecycleEntry]:
         """Put back what a lifecycle run changed (a ``consolidate`` report's ``run``, or one
-        edit's run from ``lifecycle_log``); the entries undone."""
+        edit's run from ``lifecycle_log``); the entries undone. An item a later run changed
+        again keeps its newer state (undo the later run first); an empty list when the run
+        was undone already; ItemNotFoundError when the user has no such run."""
         require_id(user_id, "user_id")
-        require_text(run, "run")
+        _require_words(run, "run")
         return self._open().lifecycle.undo(user_id, run)
 
     def lifecycle_log(
@@ -162,17 +177,42 @@ class LifecycleMethods:
             if not engine.store.has_user(user_id):
                 return set()
             hits = engine.searcher.search(request)
-        # what a channel recalled, not what a stage brought along (a neighbouring turn)
-        found = {
-            h.id
-            for h in hits
-            if any(e.get("score", 1.0) > 0 for e in h.explain.get("channels", {}).values())
-        }
-        numbers = [int(h.id[5:]) for h in hits if h.id.startswith("fact_")]
+        # what the query's words or meaning found, not what a stage brought along (a
+        # neighbouring turn) nor the dense channel's long tail (every item is some distance
+        # from any query)
+        found = {h.id for h in hits if _matched(h.explain.get("channels", {}))}
+        numbers = [int(i[5:]) for i in found if i.startswith("fact_")]
         for fact in engine.store.facts.get_many(numbers).values():
             linked = _chain_ids(fact.card.supersedes, fact.card.superseded_by)
             found.update(f"fact_{n}" for n in linked)
         return found
+
+
+_TIMELINE_DENSE_FLOOR = 0.5  # calibrated similarity: the middle of the embedder's range
+
+
+def _matched(channels: dict[str, Any]) -> bool:
+    words = float(channels.get("bm25", {}).get("score", 0.0)) > 0
+    near = float(channels.get("dense", {}).get("calibrated", 0.0)) >= _TIMELINE_DENSE_FLOOR
+    return words or near
+
+
+def _moment(now: TimeBound) -> float | None:
+    """``now`` as epoch seconds, checked before anything is written."""
+    if now is None:
+        return None
+    moment = epoch_of(now, "now")
+    if moment < 0:
+        raise ValueError(f"now must be a time after 1970-01-01, got {now!r}")
+    return moment
+
+
+def _require_words(value: object, field: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{field} must be a string, got {type(value).__name__}")
+    if not value.strip():
+        raise ValueError(f"{field} must not be empty")
+    return require_text(value, field)
 
 
 def _chain_ids(*ids: str | None) -> list[int]:

@@ -331,3 +331,52 @@ def test_an_archived_turn_never_comes_back_as_a_neighbour_in_a_context(mem: Memo
     mem.archive(turn_id(mem, "bank PIN drawer"), user_id="u")
     context = mem.context("the trip to Porto", user_id="u", window=2)
     assert "drawer" not in context.text and "Then we talked" in context.text
+
+
+def test_bad_arguments_are_refused_before_anything_is_written(mem: Memory) -> None:
+    """A wrong ``now``, a user id passed where a list belongs, an unknown or empty run: a
+    clear error, and the log stays readable and empty."""
+    say(mem, "s", T0, "I adopted a cat named Miso.")
+    assert mem.wait(30)
+    cat = turn_id(mem, "cat named Miso")
+    with pytest.raises(TypeError):
+        mem.consolidate("u", now=object())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="after 1970"):
+        mem.consolidate("u", now=-5)
+    with pytest.raises(TypeError, match="list of user ids"):
+        mem.maintain("u")  # type: ignore[arg-type]
+    with pytest.raises(LookupError, match="no lifecycle run"):
+        mem.undo("maintain-nope", user_id="u")
+    with pytest.raises(TypeError, match="run must be a string"):
+        mem.undo(123, user_id="u")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="reason must not be empty"):
+        mem.archive(cat, user_id="u", reason=" ")
+    assert mem.lifecycle_log("u") == []
+    report = mem.consolidate("u", now="2024-01-01T00:00:00Z")  # a text time is a time
+    assert all(entry.at >= 0 for entry in mem.lifecycle_log("u", run=report.run))
+
+
+def test_restoring_what_is_not_archived_changes_nothing(mem: Memory) -> None:
+    say(mem, "s", T0, "I adopted a cat named Miso.")
+    assert mem.wait(30)
+    cat = turn_id(mem, "cat named Miso")
+    before = mem.lifecycle(cat, user_id="u", now=LATER)
+    assert mem.restore(cat, user_id="u") is False
+    assert mem.lifecycle(cat, user_id="u", now=LATER) == before
+    assert mem.lifecycle_log("u") == []
+    assert mem.archive(cat, user_id="u")
+    run = mem.lifecycle_log("u")[0].run
+    assert len(mem.undo(run, user_id="u")) == 1
+    assert mem.undo(run, user_id="u") == []  # undone already: nothing left, no error
+
+
+def test_a_digest_written_by_a_run_gets_its_importance_in_that_run(mem: Memory) -> None:
+    """The digest of a session that holds an allergy is important from the run that wrote
+    it, so a second run finds nothing to do."""
+    say(mem, "old", T0, "Hello!", "I am allergic to peanuts.", "Thanks, that's helpful.")
+    say(mem, "new", LATER, "I bought a new bike.")
+    assert mem.wait(30)
+    first = mem.consolidate("u", now=LATER + DAY)
+    assert any(c.action == "digest" for c in first.changes)
+    second = mem.consolidate("u", now=LATER + DAY)
+    assert second.changes == []

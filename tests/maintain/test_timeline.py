@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from madeleine import Memory
+from madeleine.embed.base import Embedder
 from tests.fake_llm import FakeLLM, fake_llm_fixture  # noqa: F401
 from tests.fakes import HashingEmbedder
 
@@ -120,3 +121,24 @@ def test_with_an_llm_the_narrative_is_the_models_and_falls_back_on_failure(
         assert not fallback.llm and "Berlin" in fallback.narrative
     finally:
         memory.close()
+
+
+def test_a_query_that_matches_nothing_shows_nothing(tmp_path: Path, embedder: Embedder) -> None:
+    """With a real embedder every item is some distance from any query: only what the
+    query's words or meaning find is kept, not the dense channel's long tail."""
+    with Memory(tmp_path / "real", embedder=embedder, background=False) as memory:
+        memory.add(
+            [
+                {"role": "user", "content": "I moved to Denver last week for the new job."},
+                {"role": "user", "content": "Thanks, you're the best!"},
+                {"role": "user", "content": "I love a flat white in the morning."},
+            ],
+            user_id="u",
+            session_id="s",
+            timestamp=T0,
+        )
+        memory.index_pending()
+        assert memory.timeline("u", "zebra quantum").items == []
+        about = memory.timeline("u", "Denver")
+        assert any("Denver" in i.text for i in about.items)
+        assert not any("flat white" in i.text for i in about.items)

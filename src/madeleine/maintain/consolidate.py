@@ -159,6 +159,7 @@ class Consolidator:
             self._digests,
             self._compact,
             self._procedures,
+            self._importance,  # the digests and procedures just written weigh as their text
             self._forget,
         ]
         for step in steps:

@@ -185,11 +185,16 @@ class Lifecycle:
         )
 
     def restore(self, user_id: str, item_id: str) -> bool:
+        """False, changing nothing, when the item is not archived."""
         return self.edit(
             user_id,
             item_id,
             "restore",
-            lambda s: replace(s, archived_at=None, archive_reason=None, last_recall=self._clock()),
+            lambda s: (
+                s
+                if s.archived_at is None
+                else replace(s, archived_at=None, archive_reason=None, last_recall=self._clock())
+            ),
         )
 
     def pin(self, user_id: str, item_id: str, pinned: bool) -> bool:
@@ -259,9 +264,12 @@ class Lifecycle:
     def undo(self, user_id: str, run: str) -> list[LifecycleEntry]:
         """Put back what ``run`` changed, newest change first; the entries undone. An item
         changed again since keeps its newer state (its entry is left as it is)."""
-        entries = [e for e in self._store.lifecycle.entries(user_id, run) if e.undone_at is None]
+        logged = self._store.lifecycle.entries(user_id, run)
+        if not logged:
+            raise ItemNotFoundError(f"user {user_id!r} has no lifecycle run {run!r}")
+        entries = [e for e in logged if e.undone_at is None]
         if not entries:
-            return []
+            return []  # undone already
         undone: list[LifecycleEntry] = []
         facts = self._store.facts
         for entry in entries:  # newest first
