@@ -119,5 +119,8 @@ def _edit(args: argparse.Namespace, name: str, open_store: Opener) -> int:
 def _undo(args: argparse.Namespace, open_store: Opener) -> int:
     with open_store(args, background=False) as memory:
         undone = memory.undo(args.run, user_id=args.user)
+    if not undone:
+        print(f"{args.run}: undone already, nothing left to put back")
+        return 1
     print(f"undid {len(undone)} changes of {args.run}")
-    return 0 if undone else 1
+    return 0
