@@ -344,7 +344,7 @@ def test_bad_arguments_are_refused_before_anything_is_written(mem: Memory) -> No
     with pytest.raises(ValueError, match="after 1970"):
         mem.consolidate("u", now=-5)
     with pytest.raises(TypeError, match="list of user ids"):
-        mem.maintain("u")  # type: ignore[arg-type]
+        mem.maintain("u")
     with pytest.raises(LookupError, match="no lifecycle run"):
         mem.undo("maintain-nope", user_id="u")
     with pytest.raises(TypeError, match="run must be a string"):
