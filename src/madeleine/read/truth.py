@@ -182,11 +182,9 @@ class TruthStage:
         bounds = query.passage_range
         rows = query.rows
         score = {int(r): changed.get(int(r), float(total[r])) for r in pool.tolist()}
-        leaders = sorted(score, key=lambda r: -score[r])[:_NEWER_AMONG]
-        if len(leaders) < 2:
+        close = _close_leaders(score)
+        if len(close) < 2:
             return
-        best = score[leaders[0]]
-        close = [r for r in leaders if score[r] >= best * _NEWER_CLOSE]
         by_time = sorted(close, key=lambda r: float(rows.times[r]))
         changing = self._says_change(rows.ids, [r for r in by_time[1:]])
         for position, older in enumerate(by_time):
@@ -292,13 +290,7 @@ class TruthStage:
         when the card still says Chicago): it announces a change in the slot's words and
         said no fact of another slot."""
         rows = query.rows
-        leaders = sorted(score, key=lambda r: -score[r])[:_NEWER_AMONG]
-        best = score[leaders[0]]
-        later = [
-            r
-            for r in leaders
-            if score[r] >= best * _NEWER_CLOSE and float(rows.times[r]) - since >= _NEWER_GAP
-        ]
+        later = [r for r in _close_leaders(score) if float(rows.times[r]) - since >= _NEWER_GAP]
         if not later:
             return False
         by_row = _facts_of(facts, rows.ids, later)
@@ -518,6 +510,15 @@ def _overrules(
         return bool(words(newer) & words(older))
 
     return overrules
+
+
+def _close_leaders(score: dict[int, float]) -> list[int]:
+    """The leading few rows whose score is within ``_NEWER_CLOSE`` of the best."""
+    leaders = sorted(score, key=lambda r: -score[r])[:_NEWER_AMONG]
+    if not leaders:
+        return []
+    best = score[leaders[0]]
+    return [r for r in leaders if score[r] >= best * _NEWER_CLOSE]
 
 
 def _always(newer: int, older: int) -> bool:
