@@ -62,10 +62,17 @@ def test_timeline_and_item_commands(data: str, capsys: pytest.CaptureFixture[str
     items = json.loads(capsys.readouterr().out)["items"]
     turn = next(i["id"] for i in items if i["kind"] == "turn")
     assert run(data, "archive", turn, "--user", "mina", "--reason", "test") == 0
-    assert f"{turn}: archived" in capsys.readouterr().out
+    assert f"{turn}: archived (run archive-" in capsys.readouterr().out
     assert run(data, "archive", turn, "--user", "mina") == 0
     assert "nothing changed" in capsys.readouterr().out
+    assert run(data, "lifecycle-log", "--user", "mina", "--json") == 0
+    archived = json.loads(capsys.readouterr().out)[0]
+    assert archived["action"] == "archive" and archived["item"] == turn
+    assert run(data, "undo", archived["run"], "--user", "mina") == 0  # an edit's run undoes
+    assert run(data, "lifecycle-log", "--user", "mina", "--run", archived["run"]) == 0
+    assert "(undone)" in capsys.readouterr().out
     assert run(data, "restore", turn, "--user", "mina") == 0
+    assert "nothing changed" in capsys.readouterr().out  # the undo restored it already
     assert run(data, "pin", turn, "--user", "mina") == 0
     assert f"{turn}: pinned" in capsys.readouterr().out
     assert run(data, "pin", "ep_99999", "--user", "mina") == 1

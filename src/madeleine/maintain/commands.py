@@ -1,5 +1,5 @@
-"""``madeleine maintain``, ``timeline``, ``archive``, ``restore``, ``pin``, ``unpin`` and
-``undo``: the lifecycle from the command line."""
+"""``madeleine maintain``, ``timeline``, ``archive``, ``restore``, ``pin``, ``unpin``,
+``undo`` and ``lifecycle-log``: the lifecycle from the command line."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import asdict
+from datetime import UTC, datetime
 from typing import Any
 
 from madeleine.api import Memory
@@ -46,10 +48,17 @@ def register(commands: Any, open_store: Opener) -> None:
             command.add_argument("--reason", default="by request")
         command.set_defaults(handler=lambda args, name=name: _edit(args, name, open_store))
 
-    undo = commands.add_parser("undo", help="put back what a maintenance run changed")
-    undo.add_argument("run", help="the run id a maintain report printed")
+    undo = commands.add_parser("undo", help="put back what a lifecycle run changed")
+    undo.add_argument("run", help="the run id maintain, archive, pin or lifecycle-log printed")
     undo.add_argument("--user", required=True)
     undo.set_defaults(handler=lambda args: _undo(args, open_store))
+
+    log = commands.add_parser("lifecycle-log", help="a user's lifecycle changes, newest first")
+    log.add_argument("--user", required=True)
+    log.add_argument("--run", help="only this run's changes")
+    log.add_argument("--limit", type=int, default=50)
+    log.add_argument("--json", action="store_true")
+    log.set_defaults(handler=lambda args: _log(args, open_store))
 
 
 def _maintain(args: argparse.Namespace, open_store: Opener) -> int:
@@ -111,8 +120,14 @@ def _edit(args: argparse.Namespace, name: str, open_store: Opener) -> int:
             changed = memory.archive(args.item, user_id=args.user, reason=args.reason)
         else:
             changed = getattr(memory, name)(args.item, user_id=args.user)
+        latest = memory.lifecycle_log(args.user, limit=1) if changed else []
     done = {"archive": "archived", "restore": "restored", "pin": "pinned", "unpin": "unpinned"}
-    print(f"{args.item}: {done[name]}" if changed else f"{args.item}: already so, nothing changed")
+    if not changed:
+        print(f"{args.item}: already so, nothing changed")
+    elif latest:
+        print(f"{args.item}: {done[name]} (run {latest[0].run}; madeleine undo puts it back)")
+    else:
+        print(f"{args.item}: {done[name]}")
     return 0
 
 
@@ -123,4 +138,22 @@ def _undo(args: argparse.Namespace, open_store: Opener) -> int:
         print(f"{args.run}: undone already, nothing left to put back")
         return 1
     print(f"undid {len(undone)} changes of {args.run}")
+    return 0
+
+
+def _log(args: argparse.Namespace, open_store: Opener) -> int:
+    with open_store(args, background=False) as memory:
+        entries = memory.lifecycle_log(args.user, run=args.run, limit=args.limit)
+    if args.json:
+        print(json.dumps([asdict(e) for e in entries], indent=2, ensure_ascii=False))
+        return 0
+    if not entries:
+        print(f"no lifecycle changes for {args.user}" + (f" in {args.run}" if args.run else ""))
+        return 0
+    for entry in entries:
+        at = datetime.fromtimestamp(entry.at, UTC)
+        undone = "  (undone)" if entry.undone_at is not None else ""
+        detail = ", ".join(f"{k}={v}" for k, v in entry.detail.items())
+        what = f"{entry.action:<10} {entry.item:<10} {detail}"
+        print(f"{at:%Y-%m-%d %H:%M}  {entry.run}  {what}{undone}")
     return 0
