@@ -1,6 +1,7 @@
 """Consolidation with a configured strategy and with an LLM: contradictions kept side by side
-under 'flag' are resolved once another strategy is configured, and a repeated procedure is
-written by the model in one call per cluster."""
+under 'flag' are resolved once another strategy is configured, a repeated procedure is
+written by the model in one call per cluster, and the model rates the importance of what the
+rules leave open."""
 
 from __future__ import annotations
 
@@ -76,12 +77,60 @@ def test_with_an_llm_a_procedure_is_written_in_one_call_per_cluster(
         fake_llm.clear()
         fake_llm.requests.clear()
         fake_llm.script(
+            {"ratings": []},  # the importance call: the model rates nothing
             {"procedure": "Scan the receipts, upload them, then email finance."},
             *[500] * 10,  # the timeline or anything else asking: fails over to rules
         )
         report = memory.consolidate("u", now=T0 + 130 * DAY)
-        assert report.llm_calls == 1 and report.counts().get("procedure") == 1
+        assert report.llm_calls == 2 and report.counts().get("procedure") == 1
         card = next(c for c in memory.facts("u") if c.key.startswith("procedure."))
         assert card.statement.endswith("Scan the receipts, upload them, then email finance.")
         asked = [r for r in fake_llm.requests if "procedure" in str(r.get("response_format"))]
         assert len(asked) == 1
+
+
+def test_with_an_llm_importance_the_rules_leave_open_is_rated_once(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    with Memory(
+        tmp_path / "l",
+        embedder=HashingEmbedder(dim=256),
+        background=False,
+        llm_base_url=fake_llm.base_url,
+        llm_model="m",
+        llm_max_retries=0,
+    ) as memory:
+        fake_llm.script(*[500] * 40)  # extraction fails: the rules take over
+        memory.add(
+            [
+                {
+                    "role": "user",
+                    "content": "The spare key is under the blue flowerpot.",
+                    "timestamp": T0,
+                },
+                {"role": "user", "content": "I watched a film about bees.", "timestamp": T0 + 60},
+                {"role": "user", "content": "I am allergic to peanuts.", "timestamp": T0 + 120},
+            ],
+            user_id="u",
+            session_id="s",
+        )
+        assert memory.wait(30)
+        fake_llm.clear()
+        fake_llm.requests.clear()
+        fake_llm.script(
+            {"ratings": [{"id": "1", "importance": 0.95}, {"id": "2", "importance": 7}]}
+        )
+        report = memory.consolidate("u", now=T0 + DAY)
+        asked = [r for r in fake_llm.requests if "importance" in str(r.get("response_format"))]
+        assert report.llm_calls == 1 and len(asked) == 1
+        listed = asked[0]["messages"][-1]["content"]
+        assert "flowerpot" in listed and "peanuts" not in listed  # the rules decided that one
+        by_llm = {
+            c.item: c.detail["importance"] for c in report.changes if c.detail.get("by") == "llm"
+        }
+        assert sorted(by_llm.values()) == [0.95, 1.0]  # clamped to 0..1
+        key = next(i for i, v in by_llm.items() if v == 0.95)
+        assert memory.lifecycle(key, user_id="u").protected == "importance"
+        fake_llm.requests.clear()
+        again = memory.consolidate("u", now=T0 + DAY)
+        assert again.changes == [] and again.llm_calls == 0  # a rating stands
