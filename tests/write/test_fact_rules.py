@@ -353,6 +353,8 @@ def test_diets(text: str, diet: str) -> None:
         ("I really don't like onions or mushrooms", [], ["onions", "mushrooms"]),
         ("I'm a big fan of jazz but I hate country music", ["jazz"], ["country music"]),
         ("My favorite food is sushi", ["sushi"], []),
+        ("My favorite drink is a flat white, as always.", ["flat white"], []),
+        ("I love jazz, of course", ["jazz"], []),
         ("I'm not a fan of spicy food", [], ["spicy food"]),
         ("I like to travel", ["travel"], []),
         ("저는 커피를 좋아해요", ["커피"], []),

@@ -44,7 +44,7 @@ _STOP_AHEAD = (
     r"|likes?|dislikes?|enjoys?|prefers?|is|are|has|have|wants?|needs?|takes?|lives?|works?"
     r"|goes|go|can|can't|will|would|doesn't|don't|never|always)\b"
     r"|,\s*(?:I|my|we|but|so|because|which|although|though|it|he|she|they|please|thanks"
-    r"|thank|remember|don't|ok|okay)\b"
+    r"|thank|remember|don't|ok|okay|as\s+(?:always|usual|ever)|of\s+course)\b"
     r"|\s+(?:too|as\s+well|a\s+lot|so\s+much|very\s+much|the\s+most)\s*(?:[,;!?-]|$)"
 )
 
