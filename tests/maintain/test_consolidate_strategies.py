@@ -15,6 +15,19 @@ DAY = 86_400.0
 T0 = 1_700_000_000.0
 
 
+def llm_memory(tmp_path: Path, fake_llm: FakeLLM) -> Memory:
+    """A store whose LLM is the scripted server; extraction fails, so the rules take over."""
+    fake_llm.script(*[500] * 40)
+    return Memory(
+        tmp_path / "l",
+        embedder=HashingEmbedder(dim=256),
+        background=False,
+        llm_base_url=fake_llm.base_url,
+        llm_model="m",
+        llm_max_retries=0,
+    )
+
+
 def test_contradictions_flagged_at_write_time_are_resolved_by_the_strategy(
     tmp_path: Path,
 ) -> None:
@@ -51,15 +64,7 @@ def test_contradictions_flagged_at_write_time_are_resolved_by_the_strategy(
 def test_with_an_llm_a_procedure_is_written_in_one_call_per_cluster(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    with Memory(
-        tmp_path / "l",
-        embedder=HashingEmbedder(dim=256),
-        background=False,
-        llm_base_url=fake_llm.base_url,
-        llm_model="m",
-        llm_max_retries=0,
-    ) as memory:
-        fake_llm.script(*[500] * 40)  # extraction fails: the rules take over
+    with llm_memory(tmp_path, fake_llm) as memory:
         for n in range(3):
             memory.add(
                 [
@@ -92,15 +97,7 @@ def test_with_an_llm_a_procedure_is_written_in_one_call_per_cluster(
 def test_with_an_llm_importance_the_rules_leave_open_is_rated_once(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    with Memory(
-        tmp_path / "l",
-        embedder=HashingEmbedder(dim=256),
-        background=False,
-        llm_base_url=fake_llm.base_url,
-        llm_model="m",
-        llm_max_retries=0,
-    ) as memory:
-        fake_llm.script(*[500] * 40)  # extraction fails: the rules take over
+    with llm_memory(tmp_path, fake_llm) as memory:
         memory.add(
             [
                 {
