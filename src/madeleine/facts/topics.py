@@ -75,24 +75,23 @@ SLOT_WORDS: dict[str, str] = {
 def slot_words(key: str) -> list[str]:
     """The words a card of ``key`` answers to: those of each prefix of the key, and the key's
     own parts ("plan.appointment.dentist" → appointment words, plan words, "dentist")."""
-    parts = key.split(".")
-    words: list[str] = []
-    for end in range(len(parts), 0, -1):
-        words.extend(SLOT_WORDS.get(".".join(parts[:end]), "").split())
-    if parts[0] == "project" and len(parts) > 2:  # project.<name>.<kind>.…: the kind's words
-        words.extend(SLOT_WORDS.get(f"project.{parts[2]}", "").split())
-    words.extend(part.replace("_", " ") for part in parts[1:])
-    return list(dict.fromkeys(words))
+    return _words_of(key, own=False)
 
 
 def own_slot_words(key: str) -> list[str]:
     """The words that name this slot rather than its kind: those of each prefix below the
     category ("work.employer": job, company, …) and the key's own parts, without the
     category's general words ("identity": who; "preference": like, enjoy)."""
+    return _words_of(key, own=True)
+
+
+def _words_of(key: str, *, own: bool) -> list[str]:
     parts = key.split(".")
     words: list[str] = []
-    for end in range(len(parts), 1, -1):
+    for end in range(len(parts), 1 if own else 0, -1):
         words.extend(SLOT_WORDS.get(".".join(parts[:end]), "").split())
+    if not own and parts[0] == "project" and len(parts) > 2:
+        words.extend(SLOT_WORDS.get(f"project.{parts[2]}", "").split())  # the kind's words
     words.extend(part.replace("_", " ") for part in parts[1:])
     return list(dict.fromkeys(words))
 

@@ -148,11 +148,12 @@ class TruthStage:
 
         return words
 
-    def _says_change(self, ids: npt.NDArray[np.int64], rows: list[int]) -> set[int]:
+    def _says_change(self, query: Query, rows: list[int]) -> set[int]:
         """The rows whose text announces a change ("now", "moved", "instead", "actually")."""
         if not rows:
             return set()
-        episodes = self._store.episodes([int(ids[r]) for r in rows])
+        ids = query.rows.ids
+        episodes = query.episodes(self._store, [int(ids[r]) for r in rows])
         return {
             r
             for r in rows
@@ -186,7 +187,8 @@ class TruthStage:
         if len(close) < 2:
             return
         by_time = sorted(close, key=lambda r: float(rows.times[r]))
-        changing = self._says_change(rows.ids, [r for r in by_time[1:]])
+        query.episodes(self._store, [int(rows.ids[r]) for r in by_time])  # one read for all
+        changing = self._says_change(query, by_time[1:])
         for position, older in enumerate(by_time):
             for newer in by_time[position + 1 :]:
                 later = float(rows.times[newer]) - float(rows.times[older]) >= _NEWER_GAP
@@ -272,10 +274,7 @@ class TruthStage:
         top = max(score.values())
         number = int(facts.ids[card])
         floors: dict[int, CurrentFact] = query.prepared.setdefault(TRUTH_KEY, {})
-        floor = top - 2 * _STEP
-        known = floors.get(number)
-        if known is None or known.floor < floor:
-            floors[number] = CurrentFact(number, floor, None, None, slot=facts.keys[card])
+        _vouch(floors, CurrentFact(number, top - 2 * _STEP, None, None, slot=facts.keys[card]))
 
     def _told_since(
         self,
@@ -299,7 +298,7 @@ class TruthStage:
         return any(
             all(facts.keys[f] == facts.keys[card] for f in by_row.get(r, []))
             and bool(words(r) & topic)
-            for r in self._says_change(rows.ids, later)
+            for r in self._says_change(query, later)
         )
 
     def _said_by_leaders(
@@ -328,8 +327,7 @@ class TruthStage:
             topic = max(best, key=lambda r: float(relevance[r]))
             number = int(facts.ids[topic])
             floor = float(total[row]) - _STEP
-            if number not in floors or floors[number].floor < floor:
-                floors[number] = CurrentFact(number, floor, None, f"ep_{int(query.rows.ids[row])}")
+            _vouch(floors, CurrentFact(number, floor, None, f"ep_{int(query.rows.ids[row])}"))
         return floors
 
     def _on_topic(
@@ -415,14 +413,12 @@ class TruthStage:
             head_card = cards.get(head_id)
             ends = head_card is not None and slots.closing(head_card.card)
             floor = score if ends else score + 2 * _STEP
-            known = floors.get(head_id)
-            if known is None or known.floor < floor:
-                floors[head_id] = CurrentFact(
-                    head_id,
-                    floor,
-                    f"fact_{int(facts.ids[topic])}",
-                    f"ep_{int(rows.ids[row])}",
-                )
+            _vouch(
+                floors,
+                CurrentFact(
+                    head_id, floor, f"fact_{int(facts.ids[topic])}", f"ep_{int(rows.ids[row])}"
+                ),
+            )
         query.prepared[TRUTH_KEY] = floors
         demoted: dict[int, float] = {}
         for row in stale:
@@ -519,6 +515,13 @@ def _close_leaders(score: dict[int, float]) -> list[int]:
         return []
     best = score[leaders[0]]
     return [r for r in leaders if score[r] >= best * _NEWER_CLOSE]
+
+
+def _vouch(floors: dict[int, CurrentFact], lift: CurrentFact) -> None:
+    """Keep the higher of two floors for one fact."""
+    known = floors.get(lift.number)
+    if known is None or known.floor < lift.floor:
+        floors[lift.number] = lift
 
 
 def _always(newer: int, older: int) -> bool:
