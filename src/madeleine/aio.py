@@ -316,10 +316,30 @@ class AsyncMemory:
         return await asyncio.to_thread(self._memory.alerts, user_id)
 
     async def graph(
-        self, user_id: str, *, around: str, depth: int = 2, limit: int = 200
+        self, user_id: str, *, around: str | None = None, depth: int = 2, limit: int = 200
     ) -> dict[str, Any]:
         return await asyncio.to_thread(
             self._memory.graph, user_id, around=around, depth=depth, limit=limit
+        )
+
+    async def graph_entities(self, user_id: str, *, limit: int = 50) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(self._memory.graph_entities, user_id, limit=limit)
+
+    async def sources(self, fact_id: str, *, user_id: str) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(self._memory.sources, fact_id, user_id=user_id)
+
+    async def users(
+        self, *, limit: int = 100, offset: int = 0, prefix: str = ""
+    ) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(
+            self._memory.users, limit=limit, offset=offset, prefix=prefix
+        )
+
+    async def edit_fact(
+        self, fact_id: str, statement: str, *, user_id: str, reason: str = "edited by a person"
+    ) -> Card:
+        return await asyncio.to_thread(
+            self._memory.edit_fact, fact_id, statement, user_id=user_id, reason=reason
         )
 
     async def session(

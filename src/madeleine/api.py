@@ -17,7 +17,7 @@ from typing import Any
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
 from madeleine.engine import Engine, build_engine
-from madeleine.errors import StoreClosedError
+from madeleine.errors import ItemNotFoundError, StoreClosedError
 from madeleine.facts.cards import Card
 from madeleine.facts.checks import Check
 from madeleine.importers.runner import ImportReport, import_chatgpt, import_claude_code
@@ -42,6 +42,7 @@ from madeleine.shortterm.session import Session
 from madeleine.shortterm.summary import summarizer_for
 from madeleine.store import is_postgres_url
 from madeleine.store.records import MAX_ID, fact_number
+from madeleine.text.timeparse import from_epoch
 from madeleine.text.tokens import TokenCounter
 from madeleine.write.normalize import require_id, require_text
 
@@ -300,6 +301,53 @@ class Memory(LifecycleMethods):
             return []
         return [engine.restorer.card(f.card) for f in chain]
 
+    def sources(self, fact_id: str, *, user_id: str) -> list[dict[str, Any]]:
+        """The messages a fact was drawn from, oldest first, as they were said (``id`` is
+        what ``delete_message`` takes). ItemNotFoundError when the user has no such fact."""
+        engine = self._open()
+        require_id(user_id, "user_id")
+        if not isinstance(fact_id, str):
+            raise TypeError(f"fact_id must be a str, got {type(fact_id).__name__}")
+        number = fact_number(fact_id)
+        fact = engine.store.facts.get(number) if number <= MAX_ID else None
+        if fact is None or fact.card.user_id != user_id:
+            raise ItemNotFoundError(f"user {user_id!r} has no fact {fact_id!r}")
+        found = []
+        for event_id in fact.card.sources:
+            event = engine.store.load_event(event_id)
+            if event is None or event.user_id != user_id:
+                continue  # deleted since
+            found.append(
+                {
+                    "id": event.source_id,
+                    "session_id": event.session_id,
+                    "role": event.role,
+                    "name": event.name,
+                    "content": engine.restorer.text(user_id, event.content),
+                    "timestamp": from_epoch(event.occurred_at).isoformat(),
+                }
+            )
+        return sorted(found, key=lambda m: m["timestamp"])
+
+    def users(self, *, limit: int = 100, offset: int = 0, prefix: str = "") -> list[dict[str, Any]]:
+        """The store's users (whoever has a message), sorted, a page at a time: each with
+        how many current cards and indexed turns it has."""
+        engine = self._open()
+        require_limit(limit, "limit", 10_000)
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise ValueError(f"offset must be an int of at least 0, got {offset!r}")
+        if not isinstance(prefix, str):
+            raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
+        every = [u for u in engine.store.user_ids() if u.startswith(prefix)]
+        return [
+            {
+                "user_id": user,
+                "facts": len(engine.store.facts.read_current(user)),
+                "turns": engine.store.vector_count(user),
+            }
+            for user in sorted(every)[offset : offset + limit]
+        ]
+
     def routing_log(self, user_id: str, limit: int = 100) -> list[dict[str, Any]]:
         """The write path's decisions about this user's facts, newest first."""
         engine = self._open()
@@ -314,15 +362,16 @@ class Memory(LifecycleMethods):
         return engine.store.facts.alerts(user_id)
 
     def graph(
-        self, user_id: str, *, around: str, depth: int = 2, limit: int = 200
+        self, user_id: str, *, around: str | None = None, depth: int = 2, limit: int = 200
     ) -> dict[str, Any]:
         """The memory graph around an entity (its name or alias), a speaker
         (``speaker:Name``), a passage (``ep_…``) or a current fact (``fact_…``):
         ``{"nodes": [...], "edges": [...]}``, JSON-ready, for a viewer. ``depth`` hops,
-        at most ``limit`` nodes, nearest first."""
+        at most ``limit`` nodes, nearest first. Without ``around``: around the entity most
+        passages mention (``graph_entities`` lists them)."""
         engine = self._open()
         require_id(user_id, "user_id")
-        if not isinstance(around, str) or not around.strip():
+        if around is not None and (not isinstance(around, str) or not around.strip()):
             raise ValueError(
                 "around must be an entity name, 'speaker:Name', or an id like 'ep_12' or 'fact_3'"
             )
@@ -332,9 +381,20 @@ class Memory(LifecycleMethods):
             raise ValueError(f"limit must be an int from 1 to 10000, got {limit!r}")
         view = engine.searcher.graph_view(user_id, around, depth, limit)
         for node in view["nodes"]:
-            if node["type"] in ("passage", "fact"):
+            if node["type"] in ("passage", "fact", "entity"):
                 node["label"] = engine.restorer.text(user_id, node["label"])
         return view
+
+    def graph_entities(self, user_id: str, *, limit: int = 50) -> list[dict[str, Any]]:
+        """The user's entities that most passages mention (speakers last), each with the
+        ``id`` that ``graph(around=…)`` takes: where a graph viewer starts."""
+        engine = self._open()
+        require_id(user_id, "user_id")
+        require_limit(limit, "limit", 10_000)
+        found = engine.searcher.graph_entities(user_id, limit)
+        for entity in found:  # a vaulted name is shown to its owner; its id stays the token
+            entity["label"] = engine.restorer.text(user_id, entity["label"])
+        return found
 
     # -- knowledge base -------------------------------------------------------------------------
 

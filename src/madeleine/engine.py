@@ -37,6 +37,7 @@ from madeleine.store.records import MAX_ID
 from madeleine.text.analyzer import Analyzer, MultilingualAnalyzer
 from madeleine.text.pii import policy_from
 from madeleine.text.tokens import TokenCounter, token_estimator
+from madeleine.write.edit import FactEditor
 from madeleine.write.facts import FactPipeline
 from madeleine.write.graph import GraphPipeline
 from madeleine.write.intake import Intake
@@ -68,6 +69,7 @@ class Engine:
     documents: DocumentPreparer
     lifecycle: Lifecycle
     consolidator: Consolidator
+    editor: FactEditor
     signal: JobSignal | None = None  # wakes other processes' workers (Redis)
 
     def kb_changed(self) -> None:
@@ -301,6 +303,9 @@ def build_engine(
         documents=DocumentPreparer(analyzer, tokens, settings.kb, model),
         lifecycle=lifecycle,
         consolidator=Consolidator(store, model, analyzer, settings, llm=llm),
+        editor=FactEditor(
+            store, model, analyzer, policy_from(settings.pii.policy), facts.run_checks
+        ),
         signal=signal,
     )
 

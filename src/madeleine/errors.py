@@ -41,3 +41,7 @@ class ServerError(MadeleineError):
 
 class ItemNotFoundError(MadeleineError, LookupError):
     """No such turn or fact for this user (another user's item is "not found" too)."""
+
+
+class StaleVersionError(MadeleineError, ValueError):
+    """The change names a version that was superseded since: make it to the current one."""

@@ -8,11 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from madeleine.engine import Engine
+from madeleine.facts.cards import Card
 from madeleine.maintain.consolidate import MaintenanceReport
 from madeleine.maintain.lifecycle import ItemLifecycle
 from madeleine.maintain.timeline import Timeline, build_timeline
 from madeleine.read.request import TimeBound, epoch_of, require_limit
-from madeleine.store.records import LifecycleEntry
+from madeleine.store.records import LifecycleEntry, fact_number
 from madeleine.write.normalize import require_id, require_text
 
 
@@ -53,6 +54,25 @@ class LifecycleMethods:
         ``lifecycle.protect_importance`` (0.8) and above the item never fades."""
         require_id(user_id, "user_id")
         return self._open().lifecycle.set_importance(user_id, item_id, importance)
+
+    def edit_fact(
+        self, fact_id: str, statement: str, *, user_id: str, reason: str = "edited by a person"
+    ) -> Card:
+        """Correct a card: a new version with ``statement`` supersedes it (same slot, sources
+        and importance; confidence 1.0; PII policy applied; a pin carries over). The old
+        version stays in ``history``; the routing log says who and why. StaleVersionError
+        when ``fact_id`` was superseded already (edit the newest version)."""
+        require_id(user_id, "user_id")
+        _require_words(reason, "reason")
+        engine = self._open()
+        number = engine.editor.edit(user_id, fact_id, statement, reason)
+        edited = engine.store.facts.get(number)
+        assert edited is not None  # just written
+        old = engine.store.facts.get(fact_number(fact_id))
+        if old is not None and old.card.pinned:
+            engine.lifecycle.pin(user_id, edited.card.id, True)
+            edited = engine.store.facts.get(number) or edited
+        return engine.restorer.card(edited.card)
 
     def lifecycle(self, item_id: str, *, user_id: str, now: TimeBound = None) -> ItemLifecycle:
         """Where an item stands: archived, pinned, importance, strength, recalls, and why it

@@ -8,7 +8,7 @@ from datetime import datetime
 
 import pytest
 
-from madeleine import AsyncClient, AuthenticationError, Client, Hit
+from madeleine import AsyncClient, AuthenticationError, Client, Hit, StaleVersionError
 from madeleine.facts.cards import Card
 from tests.server.conftest import KEY_A, KEY_B, LiveServer
 
@@ -94,3 +94,25 @@ def test_client_methods_take_memorys_arguments(client_class: type) -> None:
             if parameter.name in ours:
                 assert ours[parameter.name].kind == parameter.kind, (name, parameter.name)
                 assert ours[parameter.name].default == parameter.default, (name, parameter.name)
+
+
+def test_clients_inspect_and_correct_cards(live: LiveServer) -> None:
+    """What the dashboard does, from code: users, sources, graph entities, edits."""
+    with Client(live.url, KEY_A) as client:
+        client.add(TALK, user_id="u1", wait=True)
+        assert [u["user_id"] for u in client.users()] == ["u1"]
+        sister = next(f for f in client.facts("u1") if f.key == "relationship.sister")
+        assert client.sources(sister.id, user_id="u1")[0]["content"] == TALK[0]["content"]
+        entities = client.graph_entities("u1")
+        assert client.graph("u1")["around"] == entities[0]["id"]
+        edited = client.edit_fact(sister.id, "Ana is the user's cousin.", user_id="u1")
+        assert isinstance(edited, Card) and edited.supersedes == sister.id
+        with pytest.raises(StaleVersionError, match="superseded"):
+            client.edit_fact(sister.id, "Ana is the user's aunt.", user_id="u1")
+
+    async def run() -> None:
+        async with AsyncClient(live.url, KEY_A) as client:
+            assert [u["user_id"] for u in await client.users(prefix="u")] == ["u1"]
+            assert await client.sources(edited.id, user_id="u1")
+
+    asyncio.run(run())

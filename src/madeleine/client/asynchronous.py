@@ -155,9 +155,25 @@ class AsyncClient:
         return await self._run(calls.alerts(user_id))
 
     async def graph(
-        self, user_id: str, *, around: str, depth: int = 2, limit: int = 200
+        self, user_id: str, *, around: str | None = None, depth: int = 2, limit: int = 200
     ) -> dict[str, Any]:
         return await self._run(calls.graph(user_id, around, depth, limit))
+
+    async def graph_entities(self, user_id: str, *, limit: int = 50) -> list[dict[str, Any]]:
+        return await self._run(calls.graph_entities(user_id, limit))
+
+    async def sources(self, fact_id: str, *, user_id: str) -> list[dict[str, Any]]:
+        return await self._run(calls.sources(fact_id, user_id))
+
+    async def users(
+        self, *, limit: int = 100, offset: int = 0, prefix: str = ""
+    ) -> list[dict[str, Any]]:
+        return await self._run(calls.users(limit, offset, prefix))
+
+    async def edit_fact(
+        self, fact_id: str, statement: str, *, user_id: str, reason: str = "edited by a person"
+    ) -> Card:
+        return await self._run(calls.edit_fact(fact_id, statement, user_id, reason))
 
     async def delete(self, memory_id: str, *, user_id: str) -> bool:
         return await self._run(calls.delete(memory_id, user_id))

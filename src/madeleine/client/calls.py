@@ -15,6 +15,7 @@ from madeleine.errors import (
     AuthenticationError,
     RateLimitedError,
     ServerError,
+    StaleVersionError,
     StoreReadOnlyError,
 )
 from madeleine.facts.cards import Card
@@ -175,9 +176,30 @@ def alerts(user_id: str) -> Call[list[dict[str, Any]]]:
     return Call("GET", "/v1/alerts", lambda d: list(d["alerts"]), params={"user_id": user_id})
 
 
-def graph(user_id: str, around: str, depth: int, limit: int) -> Call[dict[str, Any]]:
-    params = {"user_id": user_id, "around": around, "depth": depth, "limit": limit}
+def graph(user_id: str, around: str | None, depth: int, limit: int) -> Call[dict[str, Any]]:
+    params = _query({"user_id": user_id, "around": around, "depth": depth, "limit": limit})
     return Call("GET", "/v1/graph", lambda d: d, params=params)
+
+
+def graph_entities(user_id: str, limit: int) -> Call[list[dict[str, Any]]]:
+    params = {"user_id": user_id, "limit": limit}
+    return Call("GET", "/v1/entities", lambda d: list(d["entities"]), params=params)
+
+
+def sources(fact_id: str, user_id: str) -> Call[list[dict[str, Any]]]:
+    path = f"/v1/facts/{_segment(fact_id)}/sources"
+    return Call("GET", path, lambda d: list(d["sources"]), params={"user_id": user_id})
+
+
+def users(limit: int, offset: int, prefix: str) -> Call[list[dict[str, Any]]]:
+    params = {"limit": limit, "offset": offset, "prefix": prefix}
+    return Call("GET", "/v1/users", lambda d: list(d["users"]), params=params)
+
+
+def edit_fact(fact_id: str, statement: str, user_id: str, reason: str) -> Call[Card]:
+    body = {"user_id": user_id, "statement": statement, "reason": reason}
+    path = f"/v1/facts/{_segment(fact_id)}"
+    return Call("PUT", path, lambda d: Card.model_validate(d["fact"]), json=body)
 
 
 def delete(memory_id: str, user_id: str) -> Call[bool]:
@@ -230,6 +252,8 @@ def result(call: Call[T], response: httpx.Response) -> T:
         raise ValueError(message)
     if status == 409 and code == "read_only":
         raise StoreReadOnlyError(message)
+    if status == 409 and code == "stale_version":
+        raise StaleVersionError(message)
     if status == 409 and code == "conflict":
         raise ConcurrentUpdateError(message)
     raise ServerError(f"{status} {code}: {message}")

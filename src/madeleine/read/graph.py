@@ -27,7 +27,7 @@ from scipy import sparse
 from madeleine.config import Settings
 from madeleine.graph.entities import entity_key, ngram_keys, speaker_key
 from madeleine.read.dense import UserRows
-from madeleine.read.graph_view import graph_footprint, graph_view, node_label
+from madeleine.read.graph_view import graph_footprint, graph_view, node_label, top_entities
 from madeleine.read.lru import UserLRU
 from madeleine.sorted_ids import positions
 from madeleine.store.ports import FactRepository, GraphRepository
@@ -192,11 +192,14 @@ class GraphIndex:
         return {} if graph is None else graph_footprint(graph)
 
     def view(
-        self, user_id: str, cache: UserRows, dim: int, around: str, depth: int, limit: int
+        self, user_id: str, cache: UserRows, dim: int, around: str | None, depth: int, limit: int
     ) -> dict[str, Any]:
         return graph_view(
             self.user_graph(user_id, cache, dim), user_id, cache, around, depth, limit
         )
+
+    def entities(self, user_id: str, cache: UserRows, dim: int, limit: int) -> list[dict[str, Any]]:
+        return top_entities(self.user_graph(user_id, cache, dim), limit)
 
     def needs_vector(
         self, user_id: str, cache: UserRows, dim: int, query: str, query_entities: list[str]

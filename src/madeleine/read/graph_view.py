@@ -14,13 +14,37 @@ if TYPE_CHECKING:
     from madeleine.read.graph import UserGraph
 
 
+def top_entities(graph: UserGraph, limit: int) -> list[dict[str, Any]]:
+    """The entities most passages mention, speakers last: where a viewer starts."""
+    names, types = graph.entities.names, graph.entities.types
+    order = sorted(
+        range(len(names)),
+        key=lambda i: (types[i] == SPEAKER_TYPE, -int(graph.degree[i]), names[i].casefold()),
+    )
+    return [
+        {
+            "id": node_label(names[i], types[i]),
+            "label": names[i],
+            "kind": types[i],
+            "mentions": int(graph.degree[i]),
+        }
+        for i in order[:limit]
+    ]
+
+
 def graph_view(
-    graph: UserGraph, user_id: str, cache: UserRows, around: str, depth: int, limit: int
+    graph: UserGraph, user_id: str, cache: UserRows, around: str | None, depth: int, limit: int
 ) -> dict[str, Any]:
     """Nodes and edges within ``depth`` hops of an entity, speaker, passage (``ep_N``) or
-    fact (``fact_N``), breadth-first."""
+    fact (``fact_N``), breadth-first; ``around=None`` starts at the most mentioned entity
+    (an empty view when the user has none)."""
     n_p = graph.passages
     fact_base = n_p + graph.entities.entity_ids.size
+    if around is None:
+        top = top_entities(graph, 1)
+        if not top:
+            return {"around": None, "nodes": [], "edges": []}
+        around = str(top[0]["id"])
     start = _start(user_id, graph, cache, around)
     indptr, indices = graph.adjacency.indptr, graph.adjacency.indices
     order, seen, frontier = [start], {start}, [start]

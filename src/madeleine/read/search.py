@@ -385,7 +385,14 @@ class Searcher:
     def graph_footprint(self, user_id: str) -> dict[str, int]:
         return {} if self._graph is None else self._graph.footprint(user_id)
 
-    def graph_view(self, user_id: str, around: str, depth: int, limit: int) -> dict[str, Any]:
+    def graph_entities(self, user_id: str, limit: int) -> list[dict[str, Any]]:
+        if self._graph is None:
+            raise RuntimeError("this searcher has no graph store")
+        return self._graph.entities(user_id, self._dense.rows(user_id), self._embedder.dim, limit)
+
+    def graph_view(
+        self, user_id: str, around: str | None, depth: int, limit: int
+    ) -> dict[str, Any]:
         if self._graph is None:
             raise RuntimeError("this searcher has no graph store")
         cache = self._dense.rows(user_id)

@@ -26,7 +26,9 @@ from madeleine.embed.base import Embedder
 from madeleine.embed.factory import load_embedder
 from madeleine.records import AddResult, Context
 from madeleine.server import errors
+from madeleine.server.dashboard_mount import mount_dashboard
 from madeleine.server.errors import ApiError
+from madeleine.server.inspect_routes import inspect_router
 from madeleine.server.kb_routes import kb_router, principal_of
 from madeleine.server.keys import KeyRing, digest, key_ring
 from madeleine.server.lifecycle_routes import lifecycle_router
@@ -192,6 +194,7 @@ def create_app(
 
     app.include_router(kb_router())
     app.include_router(lifecycle_router())
+    app.include_router(inspect_router())
 
     @app.get("/health", tags=["operations"])
     def health() -> dict[str, Any]:
@@ -309,7 +312,11 @@ def create_app(
 
     @app.get("/v1/graph", tags=["read"])
     def graph(
-        user_id: UserId, around: str, memory: Tenant, depth: int = 2, limit: int = 200
+        user_id: UserId,
+        memory: Tenant,
+        around: str | None = None,
+        depth: int = 2,
+        limit: int = 200,
     ) -> dict[str, Any]:
         return memory.graph(user_id, around=around, depth=depth, limit=limit)
 
@@ -398,6 +405,7 @@ def create_app(
     def agent_restore(agent_id: str, body: RestoreBody, memory: Tenant) -> dict[str, Any]:
         return agent(memory, agent_id, body.user_id).restore(body.snapshot).to_dict()
 
+    mount_dashboard(app)  # last: API routes match before the bundle's catch-all mount
     return app
 
 

@@ -35,6 +35,20 @@ def register(commands: Any) -> list[Any]:
     )
     serve.set_defaults(handler=_cmd_serve)
 
+    demo = commands.add_parser(
+        "demo",
+        help="seed a demo user (alex) and a knowledge base into --data, then serve the "
+        "dashboard with a fresh key: a populated dashboard in one command",
+    )
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8000)
+    demo.add_argument("--tenant", default="demo", help="the tenant to seed (default demo)")
+    demo.add_argument("--user", default="alex", help="the demo user's id (default alex)")
+    demo.add_argument(
+        "--no-serve", action="store_true", help="seed and print the key, but do not serve"
+    )
+    demo.set_defaults(handler=_cmd_demo)
+
     mcp = commands.add_parser(
         "mcp", help="run the MCP server: stdio for one developer's agent, or --transport http"
     )
@@ -125,6 +139,40 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             port=args.port,
             workers=args.workers,
         )
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from madeleine.server.app import ServerSettings, create_app
+    from madeleine.server.demo import seed_demo
+
+    data = Path(args.data).resolve()
+    os.environ["MADELEINE_DATA"] = str(data)
+    data.mkdir(parents=True, exist_ok=True)
+    record, key = key_ring(data).create(args.tenant, "demo")
+    app = create_app(ServerSettings())
+    print(f"seeding user {args.user!r} of tenant {args.tenant!r} in {data} …", file=sys.stderr)
+    counts = seed_demo(app.state.tenants.memory(args.tenant), args.user)
+    print(
+        f"{counts['messages_added']} messages added; {args.user} has {counts['facts']} current "
+        f"cards ({counts['fact_versions']} versions); {counts['documents']} documents in the "
+        "knowledge base",
+        file=sys.stderr,
+    )
+    link = f"http://{args.host}:{args.port}/#key={key}"
+    print(
+        f"API key for tenant {args.tenant!r} (shown once; revoke it with "
+        f"`madeleine keys revoke {record.id} --data {data}`):\n{key}"
+    )
+    if args.no_serve:
+        print(
+            f"serve it with `madeleine serve --data {data} --port {args.port}`, then open\n{link}"
+        )
+        return 0
+    print(f"dashboard: {link}  (Ctrl-C stops the server)")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
 

@@ -14,6 +14,7 @@ from starlette.exceptions import HTTPException
 
 from madeleine.errors import (
     ItemNotFoundError,
+    StaleVersionError,
     StoreClosedError,
     StoreDamagedError,
     StoreReadOnlyError,
@@ -86,6 +87,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ItemNotFoundError)
     async def not_found(request: Request, exc: ItemNotFoundError) -> JSONResponse:
         return error_response(404, "not_found", str(exc))
+
+    @app.exception_handler(StaleVersionError)
+    async def stale(request: Request, exc: StaleVersionError) -> JSONResponse:
+        return error_response(409, "stale_version", str(exc))
 
     @app.exception_handler(TypeError)
     async def bad_type(request: Request, exc: TypeError) -> JSONResponse:

@@ -162,3 +162,9 @@ class MaintainBody(_Body):
 class UndoBody(_Body):
     user_id: StrictStr
     run: StrictStr
+
+
+class FactEditBody(_Body):
+    user_id: StrictStr
+    statement: StrictStr = Field(description="the card's new statement: one sentence")
+    reason: StrictStr = "edited by a person"

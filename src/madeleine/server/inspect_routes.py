@@ -1,0 +1,73 @@
+"""Routes for looking inside a tenant's memory and correcting it (what the dashboard uses):
+its users, a card's sources and edits, the graph's entities, and the store's status. Each
+calls the ``Memory`` method of the same name."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from madeleine import __version__
+from madeleine.api import Memory
+from madeleine.server.schemas import FactEditBody
+
+
+def _memory(request: Request) -> Memory:
+    memory: Memory = request.app.state.auth.memory(request)
+    return memory
+
+
+Tenant = Annotated[Memory, Depends(_memory)]
+UserId = Annotated[str, Query(description="the user the memories belong to")]
+
+
+def inspect_router() -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/v1/users", tags=["read"])
+    def users(
+        memory: Tenant, limit: int = 100, offset: int = 0, prefix: str = ""
+    ) -> dict[str, Any]:
+        return {"users": memory.users(limit=limit, offset=offset, prefix=prefix)}
+
+    @router.put("/v1/facts/{fact_id}", tags=["write"])
+    def edit_fact(fact_id: str, body: FactEditBody, memory: Tenant) -> dict[str, Any]:
+        card = memory.edit_fact(fact_id, body.statement, user_id=body.user_id, reason=body.reason)
+        return {"fact": card.model_dump(mode="json"), "replaced": fact_id}
+
+    @router.get("/v1/facts/{fact_id}/sources", tags=["read"])
+    def sources(fact_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+        return {"sources": memory.sources(fact_id, user_id=user_id)}
+
+    @router.get("/v1/entities", tags=["read"])
+    def entities(user_id: UserId, memory: Tenant, limit: int = 50) -> dict[str, Any]:
+        return {"entities": memory.graph_entities(user_id, limit=limit)}
+
+    @router.get("/v1/status", tags=["operations"])
+    def status(memory: Tenant) -> dict[str, Any]:
+        """The store at a glance: backend, queue, index consistency and counts."""
+        stats = memory.stats()
+        stats.pop("path", None)  # the server's file layout is not the client's business
+        integrity = memory.integrity()
+        return {
+            "version": __version__,
+            "backend": "postgresql" if isinstance(memory.path, str) else "sqlite",
+            "pending_jobs": stats.get("pending_jobs", 0),
+            "failed_jobs": stats.get("failed_jobs", 0),
+            "integrity": {**integrity, "consistent": _consistent(integrity)},
+            "stats": stats,
+        }
+
+    return router
+
+
+def _consistent(integrity: dict[str, int]) -> bool:
+    """Every episode has its vector and lexical row, and nothing points at a missing one."""
+    episodes = integrity.get("episodes")
+    same = all(integrity.get(k, episodes) == episodes for k in ("vectors", "fts"))
+    return (
+        same
+        and not integrity.get("orphan_episodes")
+        and not integrity.get("events_without_episode")
+    )
