@@ -4,6 +4,7 @@ it came from, and the users and graph entities a viewer starts from."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -128,3 +129,28 @@ def test_users_and_graph_entities_are_where_a_viewer_starts(mem: Memory) -> None
     view = mem.graph("alex")  # no start given: the most mentioned entity
     assert view["around"] == entities[0]["id"] and view["nodes"][0]["id"] == entities[0]["id"]
     assert mem.graph("nobody") == {"around": None, "nodes": [], "edges": []}
+
+
+def test_concurrent_edits_of_one_card_leave_one_current_version(mem: Memory) -> None:
+    home = _card(mem, "location.home")
+    start = threading.Barrier(4)
+    outcomes: list[str] = []
+
+    def edit(city: str) -> None:
+        start.wait()
+        try:
+            mem.edit_fact(home, f"The user lives in {city}.", user_id="alex")
+            outcomes.append("edited")
+        except StaleVersionError:
+            outcomes.append("stale")
+
+    threads = [
+        threading.Thread(target=edit, args=(c,)) for c in ("Austin", "Denver", "Reno", "Ely")
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["edited", "stale", "stale", "stale"]
+    homes = [c for c in mem.facts("alex") if c.key == "location.home"]
+    assert len(homes) == 1 and homes[0].supersedes == home

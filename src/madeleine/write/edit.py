@@ -53,6 +53,7 @@ class FactEditor:
         text = _statement(statement)
         facts = self._store.facts
         with self._store.transaction() as tx:
+            facts.lock_user(tx, user_id)  # an indexer or another edit may supersede it too
             old = facts.fetch(tx, number)
             if old is None or old.card.user_id != user_id:
                 raise ItemNotFoundError(f"user {user_id!r} has no fact {fact_id!r}")

@@ -13,7 +13,7 @@ import numpy.typing as npt
 from psycopg.types.json import Jsonb
 
 from madeleine.facts.cards import Card, CardDraft
-from madeleine.store.postgres.connection import Database, conn_of
+from madeleine.store.postgres.connection import Database, conn_of, lock_users
 from madeleine.store.postgres.episodes import as_array
 from madeleine.store.postgres.lexical import (
     bm25,
@@ -49,6 +49,9 @@ class PgFacts:
     def read_current(self, user_id: str) -> list[StoredFact]:
         with self._db.connect() as conn:
             return _current(conn, user_id)
+
+    def lock_user(self, tx: Transaction, user_id: str) -> None:
+        lock_users(conn_of(tx), [user_id])
 
     def fetch(self, tx: Transaction, fact_id: int) -> StoredFact | None:
         return _fetch(conn_of(tx), fact_id)

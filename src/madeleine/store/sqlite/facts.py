@@ -47,6 +47,9 @@ class SQLiteFacts:
         """``current`` outside any write transaction (for work done before the lock)."""
         return _current(self._db.get(), user_id)
 
+    def lock_user(self, tx: Transaction, user_id: str) -> None:
+        """Nothing to do: a write transaction (``BEGIN IMMEDIATE``) excludes every other."""
+
     def fetch(self, tx: Transaction, fact_id: int) -> StoredFact | None:
         return _fetch(conn_of(tx), fact_id)
 
