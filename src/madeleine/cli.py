@@ -268,6 +268,13 @@ def _parser() -> argparse.ArgumentParser:
     serve_bench.add_argument("--redis", help="redis://… for sessions and job notifications")
     serve_bench.set_defaults(handler=_cmd_bench_serve)
 
+    dashboard_bench = suites.add_parser(
+        "dashboard",
+        help="server time of each dashboard view on the demo memory, and the bundle's size",
+    )
+    dashboard_bench.add_argument("--repeats", type=int, default=20, help="openings per view")
+    dashboard_bench.set_defaults(handler=_cmd_bench_dashboard)
+
     kb_bench = suites.add_parser("kb", help="knowledge-base retrieval benchmarks")
     kb_suites = kb_bench.add_subparsers(title="datasets", metavar="DATASET")
     korquad = kb_suites.add_parser(
@@ -803,6 +810,15 @@ def _cmd_bench_serve(args: argparse.Namespace) -> int:
     print(result.table())
     verified = result.verification is None or result.verification.ok
     return 0 if not result.errors and verified else 1
+
+
+def _cmd_bench_dashboard(args: argparse.Namespace) -> int:
+    from madeleine.bench.dashboard import run_dashboard
+
+    with _progress_bars({"views": (8, "views")}) as progress:
+        result = run_dashboard(args.repeats, progress)
+    print(result.table())
+    return 0
 
 
 def _cmd_bench_kb_korquad(args: argparse.Namespace) -> int:
