@@ -3,6 +3,7 @@ graph entities, status, and the bundle served at ``/`` (its own origin, no CDN).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -110,3 +111,17 @@ def test_a_missing_bundle_says_how_to_build_it(tmp_path: Path) -> None:
     script = served.get("/app.js")
     assert script.status_code == 200 and script.headers["x-content-type-options"] == "nosniff"
     assert served.get("/missing.js").status_code == 404
+
+
+def test_the_shipped_bundle_has_every_file_it_loads() -> None:
+    """A rebuilt bundle committed without its new chunks would break the page: every file
+    the page and its scripts name is in the package, and nothing names another origin."""
+    index = (BUNDLE / "index.html").read_text()
+    named = set(re.findall(r'(?:src|href)="\./([\w.-]+)"', index))
+    assert {"app.js", "app.css"} <= named
+    for script in [n for n in named if n.endswith(".js")]:
+        named |= set(re.findall(r"chunk-[A-Z0-9]+\.js", (BUNDLE / script).read_text()))
+    missing = [name for name in named if not (BUNDLE / name).is_file()]
+    assert not missing, f"the bundle names files it does not ship: {missing}"
+    for path in BUNDLE.iterdir():
+        assert not re.search(r"""(?:src|href)=["']https?://""", path.read_text()), path.name
