@@ -154,3 +154,28 @@ def test_concurrent_edits_of_one_card_leave_one_current_version(mem: Memory) -> 
     assert sorted(outcomes) == ["edited", "stale", "stale", "stale"]
     homes = [c for c in mem.facts("alex") if c.key == "location.home"]
     assert len(homes) == 1 and homes[0].supersedes == home
+
+
+def test_an_edit_replaces_the_old_version_for_every_past_moment(mem: Memory) -> None:
+    """A correction says what was true all along: reading as of any time after the card
+    started gives the new version only, never both."""
+    seat_turn = [{"role": "user", "content": "I prefer aisle seats."}]
+    mem.add(seat_turn, user_id="alex", session_id="s2", timestamp="2024-08-01T10:00:00Z")
+    mem.wait()
+    seat = _card(mem, "preference.seat")
+    new = mem.edit_fact(seat, "The user prefers window seats.", user_id="alex")
+    for moment in ("2024-08-02", "2025-06-01"):
+        held = [c.id for c in mem.facts("alex", as_of=moment) if c.key == "preference.seat"]
+        assert held == [new.id], moment
+        hits = mem.search("seat preference", user_id="alex", as_of=moment, channels=["facts"])
+        assert seat not in [h.id for h in hits], moment
+    assert [c.id for c in mem.facts("alex", as_of="2024-07-01")] == [
+        c.id for c in mem.facts("alex", as_of="2024-07-01") if c.key != "preference.seat"
+    ]
+
+
+def test_an_unchanged_statement_is_not_a_new_version(mem: Memory) -> None:
+    home = next(c for c in mem.facts("alex") if c.key == "location.home")
+    with pytest.raises(ValueError, match="unchanged"):
+        mem.edit_fact(home.id, f"  {home.statement} ", user_id="alex")
+    assert len(mem.history(home.id, user_id="alex")) == 1

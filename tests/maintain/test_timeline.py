@@ -142,3 +142,12 @@ def test_a_query_that_matches_nothing_shows_nothing(tmp_path: Path, embedder: Em
         about = memory.timeline("u", "Denver")
         assert any("Denver" in i.text for i in about.items)
         assert not any("flat white" in i.text for i in about.items)
+
+
+def test_turns_said_at_one_moment_keep_the_order_they_were_said(mem: Memory) -> None:
+    """Twelve turns with one timestamp: ep_10 comes after ep_9, not after ep_1."""
+    turns = [{"role": "user", "content": f"Note number {n} about the garden."} for n in range(12)]
+    mem.add(turns, user_id="u", session_id="a", timestamp=T0)
+    assert mem.wait(30)
+    said = [i.text for i in mem.timeline("u").items if i.kind == "turn"]
+    assert said == [f"user: Note number {n} about the garden." for n in range(12)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -46,3 +47,16 @@ def test_the_command_seeds_a_tenant_and_prints_a_working_key(
     with TestClient(app) as client:
         users = client.get("/v1/users", headers={"Authorization": f"Bearer {key}"}).json()
         assert [u["user_id"] for u in users["users"]] == ["alex"]
+
+
+def test_a_busy_port_is_refused_before_anything_is_seeded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        data = tmp_path / "data"
+        assert cli.main(["demo", "--data", str(data), "--port", str(port)]) == 2
+    assert f"cannot serve on 127.0.0.1:{port}" in capsys.readouterr().err
+    assert not data.exists()  # no store, no key

@@ -151,7 +151,7 @@ def build_timeline(
                 archived=archived(card.id),
             )
         )
-    items.sort(key=lambda i: (i.timestamp, _kind_order(i.kind), i.id))
+    items.sort(key=lambda i: (i.timestamp, _kind_order(i.kind), _number(i.id)))
     truncated = len(items) > limit
     if truncated:
         items = items[-limit:]
@@ -236,3 +236,9 @@ def _narrative(groups: Sequence[TimelineGroup], llm: LLM | None) -> tuple[str, b
     if not isinstance(text, str) or not text.strip():
         return heuristic, False
     return text.strip(), True
+
+
+def _number(item_id: str) -> int:
+    """``ep_10`` after ``ep_6``: ids are numbered in the order things were written."""
+    digits = item_id.rpartition("_")[2]
+    return int(digits) if digits.isdigit() else 0

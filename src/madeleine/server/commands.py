@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -128,6 +129,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         os.environ["MADELEINE_MAX_BODY_BYTES"] = str(int(args.max_body_mb * 1024 * 1024))
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    print(
+        f"Madeleine on http://{args.host}:{args.port}/ (the dashboard; API docs at /docs)",
+        file=sys.stderr,
+    )
     if args.workers == 1:
         uvicorn.run(create_app(ServerSettings()), host=args.host, port=args.port)
     else:
@@ -149,6 +154,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from madeleine.server.demo import seed_demo
 
     data = Path(args.data).resolve()
+    if not args.no_serve:
+        _require_free_port(args.host, args.port)  # before anything is seeded or a key made
     os.environ["MADELEINE_DATA"] = str(data)
     data.mkdir(parents=True, exist_ok=True)
     record, key = key_ring(data).create(args.tenant, "demo")
@@ -174,6 +181,17 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f"dashboard: {link}  (Ctrl-C stops the server)")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
+
+
+def _require_free_port(host: str, port: int) -> None:
+    with socket.socket() as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ValueError(
+                f"cannot serve on {host}:{port} ({exc.strerror}): stop what runs there or "
+                "choose another --port"
+            ) from exc
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:

@@ -246,6 +246,12 @@ class FactRepository(Protocol):
         self, tx: Transaction, old_id: int, new_id: int, now: float, valid_to: float | None
     ) -> None: ...
 
+    def correct(self, tx: Transaction, old_id: int, new_id: int, now: float) -> None:
+        """``new`` replaces ``old`` for all time (a person's correction): old becomes
+        superseded and never held (its validity ends where it starts), so ``as_of`` reads
+        find only the new version."""
+        ...
+
     def reinforce(
         self, tx: Transaction, fact_id: int, confidence: float, sources: Sequence[int]
     ) -> None: ...

@@ -20,7 +20,7 @@ from madeleine.facts.cards import CardDraft
 from madeleine.store.ports import Store
 from madeleine.store.records import MAX_ID, StoredFact, Transaction, fact_number
 from madeleine.text.analyzer import Analyzer
-from madeleine.text.pii import Action, PiiCategory, scrub
+from madeleine.text.pii import Action, PiiCategory, restore, scrub
 from madeleine.write.normalize import require_text
 
 MAX_STATEMENT_CHARS = 1000  # a card's statement is one sentence (``CardDraft.statement``)
@@ -84,6 +84,9 @@ class FactEditor:
         reason: str,
     ) -> int:
         facts = self._store.facts
+        said_before = restore(old.card.statement, self._store.vault.getter(tx, user_id))
+        if " ".join(said_before.split()) == text:
+            raise ValueError(f"the statement of {old.card.id} is unchanged: nothing to edit")
         masked = scrub(text, self._policy, self._store.vault.putter(tx, user_id)).text
         said = (text.casefold(), masked.casefold())
         card = old.card
@@ -111,7 +114,7 @@ class FactEditor:
         new = facts.insert(
             tx, user_id, draft, vector, terms, status="current", extractor=EDITOR, now=now
         )
-        facts.supersede(tx, old.number, new, now, None)
+        facts.correct(tx, old.number, new, now)  # the old statement never held
         facts.log(
             tx,
             user_id,

@@ -112,6 +112,15 @@ class PgFacts:
         )
         conn.execute("UPDATE facts SET supersedes = %s WHERE id = %s", (old_id, new_id))
 
+    def correct(self, tx: Transaction, old_id: int, new_id: int, now: float) -> None:
+        conn = conn_of(tx)
+        conn.execute(
+            "UPDATE facts SET status = 'superseded', superseded_at = %s, superseded_by = %s, "
+            "valid_to = coalesce(valid_from, recorded_at) WHERE id = %s",
+            (now, new_id, old_id),
+        )
+        conn.execute("UPDATE facts SET supersedes = %s WHERE id = %s", (old_id, new_id))
+
     def reinforce(
         self, tx: Transaction, fact_id: int, confidence: float, sources: Sequence[int]
     ) -> None:

@@ -110,6 +110,15 @@ class SQLiteFacts:
         )
         conn.execute("UPDATE facts SET supersedes = ? WHERE id = ?", (old_id, new_id))
 
+    def correct(self, tx: Transaction, old_id: int, new_id: int, now: float) -> None:
+        conn = conn_of(tx)
+        conn.execute(
+            "UPDATE facts SET status = 'superseded', superseded_at = ?, superseded_by = ?, "
+            "valid_to = coalesce(valid_from, recorded_at) WHERE id = ?",
+            (now, new_id, old_id),
+        )
+        conn.execute("UPDATE facts SET supersedes = ? WHERE id = ?", (old_id, new_id))
+
     def reinforce(
         self, tx: Transaction, fact_id: int, confidence: float, sources: Sequence[int]
     ) -> None:
