@@ -45,8 +45,16 @@ export function whenUnauthorized(handler) {
   onUnauthorized = handler;
 }
 
-/** Call the API: `api("/v1/stats")`, `api("/v1/search", {method: "POST", body: {...}})`. */
-export async function api(path, { method = "GET", body, query } = {}) {
+let onReach = () => {};
+
+/** `handler(false)` when a call gets no answer (network error), `handler(true)` on any answer. */
+export function whenReach(handler) {
+  onReach = handler;
+}
+
+/** Call the API: `api("/v1/stats")`, `api("/v1/search", {method: "POST", body: {...}})`.
+ * `quiet: true` keeps a 401 to the caller (the key form checks a key without signing out). */
+export async function api(path, { method = "GET", body, query, quiet = false } = {}) {
   let url = path;
   if (query) {
     const params = new URLSearchParams();
@@ -68,8 +76,10 @@ export async function api(path, { method = "GET", body, query } = {}) {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
+    onReach(false);
     throw new ApiError(0, "unreachable", "The request got no answer (network error).");
   }
+  onReach(true);
   let data = null;
   const text = await response.text();
   if (text) {
@@ -84,7 +94,7 @@ export async function api(path, { method = "GET", body, query } = {}) {
     let message = error.message || (data && typeof data.detail === "string" ? data.detail : "");
     if (!message) message = `${response.status} ${response.statusText || "error"}`;
     const failure = new ApiError(response.status, error.code || "error", message);
-    if (response.status === 401) onUnauthorized(failure);
+    if (response.status === 401 && !quiet) onUnauthorized(failure);
     throw failure;
   }
   return data;

@@ -1,10 +1,10 @@
 // The dashboard shell: key intake, header with the user selector, tabs, hash routes.
 import { render } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useState } from "preact/hooks";
 import "./app.css";
-import { api, forgetKey, getKey, setKey, takeKeyFromFragment, whenUnauthorized } from "./api.js";
-import { href, navigate, useRoute } from "./router.js";
-import { ErrorBox, useLoad } from "./ui.jsx";
+import { api, forgetKey, getKey, setKey, takeKeyFromFragment, whenReach, whenUnauthorized } from "./api.js";
+import { href, navigate, parseHash, useRoute } from "./router.js";
+import { ErrorBox, RetryContext, useLoad } from "./ui.jsx";
 import { UsersView } from "./views/users.jsx";
 import { ProfileView } from "./views/profile.jsx";
 import { SearchView } from "./views/search.jsx";
@@ -26,8 +26,7 @@ function KeyForm({ reason, onKey, onRetry }) {
   const [value, setValue] = useState("");
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
-  const submit = async (event) => {
-    event.preventDefault();
+  const check = async () => {
     const key = value.trim();
     if (!key) {
       setError({ status: -1, message: "Enter an API key." });
@@ -38,12 +37,12 @@ function KeyForm({ reason, onKey, onRetry }) {
     onRetry();
     setKey(key);
     try {
-      await api("/v1/stats");
+      await api("/v1/stats", { quiet: true });
       onKey(key);
     } catch (failure) {
       if (failure.status === 401) {
         forgetKey();
-        setError({ status: 401, message: "The server refused this key: check it and try again." });
+        setError({ status: 401 });
       } else if (failure.status === 0) {
         setError(failure);
       } else {
@@ -55,7 +54,14 @@ function KeyForm({ reason, onKey, onRetry }) {
   };
   return (
     <main class="key-page">
-      <form class="key-form card" onSubmit={submit} data-testid="key-form">
+      <form
+        class="key-form card"
+        onSubmit={(event) => {
+          event.preventDefault();
+          check();
+        }}
+        data-testid="key-form"
+      >
         <h1>
           <span class="logo" aria-hidden="true">
             ◐
@@ -63,7 +69,7 @@ function KeyForm({ reason, onKey, onRetry }) {
           Madeleine
         </h1>
         <p class="muted">Memory dashboard. Enter an API key of this server to continue.</p>
-        {reason && (
+        {reason && !error && (
           <div class="error" role="alert" data-testid="key-reason">
             {reason}
           </div>
@@ -84,9 +90,14 @@ function KeyForm({ reason, onKey, onRetry }) {
             {error.message}
           </div>
         )}
-        {error && error.status !== -1 && (
+        {error && error.status === 401 && (
+          <div class="error" role="alert" data-testid="key-error">
+            The server refused this key (wrong, expired or revoked): check it and try again.
+          </div>
+        )}
+        {error && error.status !== -1 && error.status !== 401 && (
           <div data-testid="key-error">
-            <ErrorBox error={error} />
+            <ErrorBox error={error} onRetry={check} />
           </div>
         )}
         <button type="submit" class="primary" disabled={busy} data-testid="key-submit">
@@ -96,6 +107,8 @@ function KeyForm({ reason, onKey, onRetry }) {
     </main>
   );
 }
+
+const OTHER = "\u0000other";
 
 function UserPicker({ users, loading, current }) {
   const [typed, setTyped] = useState("");
@@ -117,13 +130,20 @@ function UserPicker({ users, loading, current }) {
         <select
           data-testid="user-select"
           value={current || ""}
-          onChange={(e) => e.currentTarget.value && navigate(["users", e.currentTarget.value, tab])}
+          onChange={(e) => {
+            const value = e.currentTarget.value;
+            if (value === OTHER) {
+              e.currentTarget.value = current || "";
+              navigate(["users"], { by: "id" }); // the users list, its "open by id" box focused
+            } else if (value) navigate(["users", value, tab]);
+          }}
         >
           <option value="">— pick a user —</option>
           {!known && current && <option value={current}>{current}</option>}
           {users.map((u) => (
             <option value={u.user_id}>{u.user_id}</option>
           ))}
+          <option value={OTHER}>Other user (by id)…</option>
         </select>
       </label>
     );
@@ -149,12 +169,19 @@ function UserPicker({ users, loading, current }) {
   );
 }
 
+// Whether the page was opened without a route (`/`, `#/`, a `#key=…` link): only then does
+// a tenant with a single user open that user's profile straight away (set at the bottom).
+let autoOpenPending = false;
+
+// users the header lists (a larger tenant opens the others by id)
+const USERS_LISTED = 1000;
+
 function Shell({ onSignOut }) {
   const route = useRoute();
   const [section, user, tab = "profile"] = route.parts;
   const users = useLoad(
     () =>
-      api("/v1/users").then(
+      api(`/v1/users?limit=${USERS_LISTED}`).then(
         (r) => r.users || [],
         (e) => {
           if (e.status === 404 || e.status === 405) return null; // an older server
@@ -164,23 +191,50 @@ function Shell({ onSignOut }) {
     [],
   );
   const health = useLoad(() => api("/health"), []);
+  // the latest call's fate: false as soon as one gets no answer, true when one is answered
+  const [reach, setReach] = useState(null);
+  useEffect(() => {
+    whenReach((answered) => setReach(answered));
+    return () => whenReach(() => {});
+  }, []);
+  useEffect(() => {
+    if (reach && !health.data && !health.loading) health.reload(); // back: show the version
+  }, [reach]);
   useEffect(() => {
     const timer = setInterval(health.reload, 30_000); // say so when the server goes away
     return () => clearInterval(timer);
   }, [health.reload]);
+  const [generation, setGeneration] = useState(0);
+  const retry = useCallback(() => {
+    setGeneration((g) => g + 1); // remount the view: it loads its data again
+    if (users.error || !users.data) users.reload();
+    health.reload();
+  }, [users.error, users.data, users.reload, health.reload]);
   const inUser = section === "users" && user;
-  // A first visit lands on the only user, or the users list.
+  // The first visit (no route) lands on the only user; later `#/` shows the users list.
   useEffect(() => {
-    if (!section && users.data && users.data.length === 1) {
-      navigate(["users", users.data[0].user_id, "profile"]);
+    if (!autoOpenPending) return;
+    if (section) autoOpenPending = false;
+    if (section || users.loading) return;
+    autoOpenPending = false;
+    if (users.data && users.data.length === 1) {
+      history.replaceState(null, "", href(["users", users.data[0].user_id, "profile"]));
+      window.dispatchEvent(new HashChangeEvent("hashchange"));
     }
-  }, [section, users.data]);
+  }, [section, users.data, users.loading]);
 
+  // a user missing from a full page may still exist: unknown (undefined), not "no memories"
+  const listedAll = users.data && users.data.length < USERS_LISTED;
+  const info =
+    inUser && users.data
+      ? users.data.find((u) => u.user_id === user) || (listedAll ? null : undefined)
+      : undefined;
   let body;
   if (!inUser) {
-    body = <UsersView users={users} />;
+    body = <UsersView users={users} params={route.params} />;
   } else {
-    const props = { user, params: route.params, rest: route.parts.slice(3) };
+    // info: the user's row of /v1/users (null: not listed, so no memories; undefined: unknown)
+    const props = { user, params: route.params, rest: route.parts.slice(3), info };
     body =
       {
         profile: <ProfileView {...props} />,
@@ -191,6 +245,14 @@ function Shell({ onSignOut }) {
         health: <HealthView {...props} />,
       }[tab] || <ErrorBox error={{ status: 404, message: `no page "${tab}"` }} what="this page" />;
   }
+  const offline = reach === false || (reach === null && health.error && health.error.status === 0);
+  const status = offline
+    ? { tone: "down", text: "offline", title: "The server did not answer the last request." }
+    : health.error
+      ? { tone: "down", text: "server error", title: health.error.message }
+      : health.data
+        ? { tone: "up", text: `v${health.data.version}`, title: "server reachable" }
+        : { tone: "", text: "…", title: "checking the server" };
   return (
     <div class="shell">
       <a class="skip" href="#main" onClick={(e) => {
@@ -200,20 +262,30 @@ function Shell({ onSignOut }) {
         Skip to content
       </a>
       <header class="topbar">
-        <a class="brand" href={href([])} data-testid="brand">
+        <a class="brand" href={href([])} data-testid="brand" title="All users">
           <span class="logo" aria-hidden="true">
             ◐
           </span>{" "}
           Madeleine
         </a>
+        <a
+          class={`users-link ${inUser ? "" : "active"}`}
+          href={href(["users"])}
+          aria-current={inUser ? undefined : "page"}
+          data-testid="users-link"
+        >
+          Users
+        </a>
         <UserPicker users={users.data} loading={users.loading} current={inUser ? user : ""} />
         <span class="spacer" />
         <span
-          class={`server-status ${health.error ? "down" : health.data ? "up" : ""}`}
+          class={`server-status ${status.tone}`}
           data-testid="server-status"
-          title={health.error ? health.error.message : "server reachable"}
+          data-state={offline ? "offline" : status.tone || "unknown"}
+          title={status.title}
+          role="status"
         >
-          {health.error ? "server unreachable" : health.data ? `v${health.data.version}` : "…"}
+          {status.text}
         </span>
         <button type="button" class="ghost" onClick={onSignOut} data-testid="sign-out">
           Sign out
@@ -234,8 +306,10 @@ function Shell({ onSignOut }) {
         </nav>
       )}
       <main id="main" tabIndex={-1} class="content">
-        {users.error && users.error.status !== 401 && <ErrorBox error={users.error} what="the users" />}
-        {body}
+        <RetryContext.Provider value={retry}>
+          {users.error && users.error.status !== 401 && <ErrorBox error={users.error} what="the users" />}
+          <div key={generation}>{body}</div>
+        </RetryContext.Provider>
       </main>
     </div>
   );
@@ -275,4 +349,5 @@ function App() {
 }
 
 takeKeyFromFragment();
+autoOpenPending = parseHash(window.location.hash).parts.length === 0;
 render(<App />, document.getElementById("app"));

@@ -1,45 +1,85 @@
 // Shared pieces: data loading, error / empty / loading states, small formatters.
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { createContext } from "preact";
+import { useCallback, useContext, useEffect, useRef, useState } from "preact/hooks";
 
-/** Run `load()` when `deps` change: {data, error, loading, reload}. */
+/** Run `load()` when `deps` change: {data, error, loading, reload}; `reload()` returns a
+ * promise of the new data (undefined if it failed or a newer load overtook it). */
 export function useLoad(load, deps) {
   const [state, setState] = useState({ data: null, error: null, loading: true });
   const generation = useRef(0);
   const run = useCallback(() => {
     const mine = ++generation.current;
     setState((s) => ({ ...s, loading: true, error: null }));
-    Promise.resolve()
+    return Promise.resolve()
       .then(load)
       .then(
-        (data) => mine === generation.current && setState({ data, error: null, loading: false }),
-        (error) => mine === generation.current && setState({ data: null, error, loading: false }),
+        (data) => {
+          if (mine !== generation.current) return undefined;
+          setState({ data, error: null, loading: false });
+          return data;
+        },
+        (error) => {
+          if (mine === generation.current) setState({ data: null, error, loading: false });
+          return undefined;
+        },
       );
   }, deps);
-  useEffect(run, [run]);
+  useEffect(() => {
+    run();
+  }, [run]);
   return { ...state, reload: run };
 }
 
-export function ErrorBox({ error, what }) {
+/** What a Retry button does when the box does not say otherwise: reload the current view. */
+export const RetryContext = createContext(null);
+
+export function ErrorBox({ error, what, onRetry, title: given }) {
+  const reloadView = useContext(RetryContext);
   if (!error) return null;
-  let title = what ? `Could not load ${what}` : "Something went wrong";
+  let title = given || (what ? `Could not load ${what}` : "Something went wrong");
+  let message = error.message;
   let hint = null;
+  let retry = null;
   if (error.status === 0) {
     title = "Cannot reach the server";
-    hint = "Check that `madeleine serve` is running and reachable, then retry.";
+    hint = (
+      <>
+        Check that <code>madeleine serve</code> is running and reachable.
+      </>
+    );
+    retry = onRetry || reloadView;
   } else if (error.status === 401) {
     title = "The server refused the API key";
+    if (/refused/i.test(message || "")) message = null; // say it once
   } else if (error.status === 404) {
-    title = what ? `Not found: ${what}` : "Not found";
+    title = given || (what ? `Not found: ${what}` : "Not found");
   } else if (error.status === 429) {
     title = "Too many requests: slow down and retry";
+    retry = onRetry || reloadView;
+  } else if (error.status >= 500) {
+    retry = onRetry || reloadView;
   }
   return (
     <div class="error" role="alert" data-testid="error">
       <strong>{title}</strong>
-      <div class="error-message">{error.message}</div>
-      {hint && <div class="muted">{hint}</div>}
+      {message && <div class="error-message">{message}</div>}
+      {(hint || retry) && (
+        <div class="error-hint">
+          {hint && <span class="muted">{hint}</span>}
+          {retry && (
+            <button type="button" onClick={() => retry()} data-testid="retry">
+              Retry
+            </button>
+          )}
+        </div>
+      )}
     </div>
   );
+}
+
+/** "1 card", "3 cards". */
+export function plural(count, one, many = one + "s") {
+  return `${count} ${count === 1 ? one : many}`;
 }
 
 export function Empty({ children, testid = "empty" }) {
@@ -60,7 +100,7 @@ export function Loading({ what }) {
 
 /** The loading / error / data switch most panels need. */
 export function Loaded({ state, what, children }) {
-  if (state.error) return <ErrorBox error={state.error} what={what} />;
+  if (state.error) return <ErrorBox error={state.error} what={what} onRetry={state.reload} />;
   if (state.loading && !state.data) return <Loading what={what} />;
   if (!state.data) return null;
   return children(state.data);
@@ -70,7 +110,7 @@ export function fmtTime(value) {
   if (!value) return "—";
   const date = new Date(value);
   if (Number.isNaN(date.getTime())) return String(value);
-  return date.toISOString().slice(0, 16).replace("T", " ");
+  return date.toISOString().slice(0, 16).replace("T", " ") + " UTC";
 }
 
 export function fmtDay(value) {
@@ -128,9 +168,12 @@ export function Table({ children, testid, caption }) {
   );
 }
 
-/** A datetime-local value (local time) → ISO string in UTC, or undefined. */
-export function toIso(local) {
-  if (!local) return undefined;
-  const date = new Date(local);
+/** A date or datetime-local value, read as UTC whatever the browser's time zone
+ * ("2024-03-04T09:15" → "2024-03-04T09:15:00.000Z"), or undefined. */
+export function toIso(value) {
+  const match = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(value || "");
+  if (!match) return undefined;
+  const [, y, mo, d, h = "0", mi = "0", s = "0"] = match;
+  const date = new Date(Date.UTC(+y, +mo - 1, +d, +h, +mi, +s));
   return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
 }

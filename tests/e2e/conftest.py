@@ -83,9 +83,12 @@ def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def page(browser: Browser, request: pytest.FixtureRequest, screenshots: Path) -> Iterator[Page]:
-    """A fresh browser context (empty sessionStorage) at 1280×800; its screenshot is saved
-    under the test's name, pass or fail."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    """A fresh browser context (empty sessionStorage) at 1280×800, in a time zone far from
+    UTC (the dashboard shows and reads times in UTC whatever the browser's zone); its
+    screenshot is saved under the test's name, pass or fail."""
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 800}, timezone_id="America/Denver"
+    )
     context.set_default_timeout(10_000)
     opened = context.new_page()
     errors: list[str] = []

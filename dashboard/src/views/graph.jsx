@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api.js";
 import { navigate } from "../router.js";
-import { Badge, Empty, ErrorBox, Loading, fmtTime, useLoad } from "../ui.jsx";
+import { Badge, Empty, ErrorBox, Loading, fmtTime, plural, useLoad } from "../ui.jsx";
 
 let cytoscapeLoading = null;
 
@@ -96,7 +96,7 @@ function toElements(graph) {
   return [...nodes, ...edges];
 }
 
-export function GraphView({ user, params }) {
+export function GraphView({ user, params, info }) {
   const around = params.get("around") || "";
   const depth = Number(params.get("depth") || 2);
   const [typed, setTyped] = useState(around);
@@ -105,6 +105,7 @@ export function GraphView({ user, params }) {
   const [counts, setCounts] = useState({ nodes: 0, edges: 0 });
   const [selected, setSelected] = useState(null);
   const [expanding, setExpanding] = useState(null);
+  const [said, setSaid] = useState("");
   const [failure, setFailure] = useState(null);
   const [list, setList] = useState([]);
 
@@ -153,6 +154,7 @@ export function GraphView({ user, params }) {
     if (!cy) return;
     setExpanding(id);
     setFailure(null);
+    setSaid("");
     try {
       const more = await api("/v1/graph", { query: { user_id: user, around: id, depth: 1, limit: 60 } });
       const fresh = toElements(more).filter((el) => cy.getElementById(el.data.id).empty());
@@ -161,6 +163,9 @@ export function GraphView({ user, params }) {
       cy.getElementById(id).addClass("expanded");
       if (fresh.length) layout(cy, false);
       refresh(cy);
+      const added = fresh.filter((el) => el.group === "nodes").length;
+      const label = short(cy.getElementById(id).data("label") || id, 40).replace(/[.…]+$/, "");
+      setSaid(added ? `${plural(added, "node")} added around ${label}.` : `Nothing new around ${label}: its neighbours are all shown.`);
     } catch (error) {
       setFailure(error);
     } finally {
@@ -230,7 +235,7 @@ export function GraphView({ user, params }) {
           }}
         >
           <label for="around">Around</label>
-          <input id="around" list="entity-list" value={typed} placeholder="most mentioned entity" onInput={(e) => setTyped(e.currentTarget.value)} data-testid="graph-around" />
+          <input id="around" list="entity-list" value={typed} placeholder="entity, ep_12, fact_3" title="An entity, a passage (ep_…) or a fact (fact_…); empty: the most mentioned entity" onInput={(e) => setTyped(e.currentTarget.value)} data-testid="graph-around" />
           <datalist id="entity-list">
             {(entities.data || []).map((e) => (
               <option value={e.id}>{e.label} ({e.mentions})</option>
@@ -256,7 +261,18 @@ export function GraphView({ user, params }) {
       {graph.error && <ErrorBox error={graph.error} what={around ? `the graph around ${around}` : "the graph"} />}
       {failure && <ErrorBox error={failure} what="more of the graph" />}
       {graph.loading && !graph.data && <Loading what="the graph" />}
-      {graph.data && !graph.data.nodes.length && <Empty>No graph yet for {user}.</Empty>}
+      {graph.data && !graph.data.nodes.length &&
+        (around ? (
+          <Empty testid="graph-empty">
+            Nothing found around <code>{around}</code> for {user}.
+          </Empty>
+        ) : info && info.turns ? (
+          <Empty testid="graph-empty">No graph yet for {user}.</Empty>
+        ) : (
+          <Empty testid="no-memories">
+            No memories for user <strong>{user}</strong> yet.
+          </Empty>
+        ))}
       {graph.data && graph.data.nodes.length > 0 && (
         <div class="graph-layout">
           <div class="graph-main">
@@ -264,7 +280,9 @@ export function GraphView({ user, params }) {
               <span data-testid="graph-node-count" data-nodes={counts.nodes}>
                 {counts.nodes} nodes · {counts.edges} edges
               </span>
-              {expanding && <span class="muted"> expanding {expanding}…</span>}
+              <span class="muted graph-status" role="status" data-testid="graph-status">
+                {expanding ? `expanding ${expanding}…` : said}
+              </span>
               <span class="spacer" />
               <button type="button" onClick={() => zoom(1.25)} aria-label="Zoom in">+</button>
               <button type="button" onClick={() => zoom(0.8)} aria-label="Zoom out">−</button>
@@ -281,13 +299,13 @@ export function GraphView({ user, params }) {
                 </h3>
                 <p>{selected.label}</p>
                 {selected.timestamp && <p class="muted">{fmtTime(selected.timestamp)} · session {selected.session_id}</p>}
-                {selected.passages !== undefined && <p class="muted">{selected.passages} passages</p>}
+                {selected.passages !== undefined && <p class="muted">{plural(selected.passages, "passage")}</p>}
                 <button type="button" onClick={() => go(selected.id)}>Centre here</button>
               </div>
             ) : (
               <p class="muted">Select a node to see it here.</p>
             )}
-            <h3>Nodes</h3>
+            <h3>Nodes ({list.length})</h3>
             <ul class="node-list" data-testid="node-list">
               {list.map((n) => (
                 <li>

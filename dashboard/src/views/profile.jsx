@@ -1,10 +1,30 @@
 // A user's profile: current cards by category and key, with their sources, history and the
 // lifecycle actions (pin, edit, archive / restore, delete).
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api.js";
-import { Badge, Empty, ErrorBox, Loaded, Loading, Meter, fmtTime, pct, useLoad } from "../ui.jsx";
+import { Badge, Empty, ErrorBox, Loaded, Loading, Meter, fmtTime, pct, plural, useLoad } from "../ui.jsx";
 
 const enc = encodeURIComponent;
+
+/** A card's source as the message id the API shows (`3` → `ev_3`). */
+export function eventId(source) {
+  const text = String(source);
+  return /^\d+$/.test(text) ? `ev_${text}` : text;
+}
+
+/** The other cards a delete of `card` takes along: those drawn only from its messages (the
+ * server erases the messages a card came from, and every card left without a source). */
+export function deletedWith(card, cards) {
+  const mine = new Set(card.sources.map(eventId));
+  if (!mine.size) return [];
+  return cards.filter(
+    (other) =>
+      other.id !== card.id &&
+      other.sources.length > 0 &&
+      other.sources.every((source) => mine.has(eventId(source))),
+  );
+}
+
 
 async function loadProfile(user) {
   const [profile, all, active] = await Promise.all([
@@ -101,8 +121,18 @@ function EditForm({ card, user, onDone, onCancel }) {
   const [reason, setReason] = useState("");
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
+  const box = useRef(null);
+  useEffect(() => {
+    const element = box.current;
+    if (!element) return;
+    element.focus();
+    element.setSelectionRange(element.value.length, element.value.length);
+  }, []);
+  const empty = !statement.trim();
+  const unchanged = statement.trim() === card.statement.trim();
   const submit = async (e) => {
     e.preventDefault();
+    if (busy || empty || unchanged) return;
     setBusy(true);
     setError(null);
     try {
@@ -117,39 +147,153 @@ function EditForm({ card, user, onDone, onCancel }) {
     }
   };
   return (
-    <form class="edit-form" onSubmit={submit} data-testid="edit-form">
+    <form
+      class="edit-form"
+      onSubmit={submit}
+      onKeyDown={(e) => {
+        if (e.key === "Escape") {
+          e.preventDefault();
+          e.stopPropagation();
+          onCancel();
+        }
+      }}
+      data-testid="edit-form"
+    >
       <label for={`edit-${card.id}`}>New statement (saved as a new version that supersedes this one)</label>
       <textarea
         id={`edit-${card.id}`}
+        ref={box}
         rows={2}
         value={statement}
-        onInput={(e) => setStatement(e.currentTarget.value)}
+        onInput={(e) => {
+          setStatement(e.currentTarget.value);
+          setError(null);
+        }}
         onKeyDown={(e) => {
           if (e.key === "Enter" && !e.shiftKey) {
             e.preventDefault();
             e.currentTarget.form.requestSubmit();
           }
         }}
+        aria-describedby={`slot-${card.id}`}
         data-testid="edit-statement"
       />
+      <p class="muted small slot" id={`slot-${card.id}`} data-testid="edit-slot">
+        {card.key ? (
+          <>
+            Keeps the slot <code>{card.key}</code> — to change the kind of fact, delete it and add a
+            new memory.
+          </>
+        ) : (
+          "Keeps its category and subject — to change the kind of fact, delete it and add a new memory."
+        )}
+      </p>
       <label for={`reason-${card.id}`}>Reason (optional)</label>
       <input id={`reason-${card.id}`} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
-      {error && <ErrorBox error={error} />}
+      {error && (
+        <div data-testid="edit-error">
+          <ErrorBox error={error} title="Not saved" />
+        </div>
+      )}
       <div class="row">
-        <button type="submit" class="primary" disabled={busy || !statement.trim()} data-testid="edit-save">
+        <button
+          type="submit"
+          class="primary"
+          disabled={busy || empty || unchanged}
+          data-testid="edit-save"
+        >
           {busy ? "Saving…" : "Save new version"}
         </button>
-        <button type="button" onClick={onCancel}>
+        <button type="button" onClick={onCancel} data-testid="edit-cancel">
           Cancel
         </button>
+        <span class="muted small">
+          {empty ? "The statement is empty." : unchanged ? "Change the statement to save." : "Enter saves, Esc cancels."}
+        </span>
       </div>
     </form>
   );
 }
 
-function Card({ card, user, archived, open, setOpen, act, onEdited }) {
+function DeleteConfirm({ card, others, archived, busy, onConfirm, onArchive, onCancel }) {
+  const cancel = useRef(null);
+  useEffect(() => {
+    if (cancel.current) cancel.current.focus();
+  }, []);
+  const events = card.sources.map(eventId);
+  const them = events.length === 1 ? "it" : "them";
+  return (
+    <div
+      class="confirm"
+      role="alertdialog"
+      aria-labelledby={`delete-title-${card.id}`}
+      aria-describedby={`delete-text-${card.id}`}
+      onKeyDown={(e) => {
+        if (e.key === "Escape") {
+          e.preventDefault();
+          e.stopPropagation();
+          onCancel();
+        }
+      }}
+      data-testid="delete-confirm"
+    >
+      <p id={`delete-title-${card.id}`}>
+        <strong>Delete for good?</strong>
+      </p>
+      <div id={`delete-text-${card.id}`}>
+        {events.length ? (
+          <p>
+            This erases {events.length === 1 ? "the message it came from" : `the ${events.length} messages it came from`},{" "}
+            <code>{events.join(", ")}</code>, and every card drawn only from {them}
+            {others.length
+              ? ` — also ${others.length === 1 ? "this card" : `these ${others.length} cards`}:`
+              : `; no other card is drawn only from ${them}.`}
+          </p>
+        ) : (
+          <p>This erases the card (it names no source message).</p>
+        )}
+        {others.length > 0 && (
+          <ul class="also" data-testid="delete-also">
+            {others.map((c) => (
+              <li>
+                {c.statement} <code>{c.id}</code>
+                {c.archivedCard ? " (archived)" : ""}
+              </li>
+            ))}
+          </ul>
+        )}
+        <p>
+          {archived
+            ? "This card is archived already: that keeps it out of search and context without erasing anything."
+            : "To take just this card out of search and context, use Archive instead."}
+        </p>
+      </div>
+      <div class="row">
+        <button type="button" class="danger solid" disabled={busy} onClick={onConfirm} data-testid="confirm-delete">
+          {busy ? "Deleting…" : "Delete for good"}
+        </button>
+        <button type="button" ref={cancel} onClick={onCancel} data-testid="cancel-delete">
+          Cancel
+        </button>
+        {!archived && (
+          <button type="button" onClick={onArchive} data-testid="archive-instead">
+            Archive instead
+          </button>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function Card({ card, user, archived, open, setOpen, act, onEdited, others, deleting }) {
   const panel = open.id === card.id ? open.panel : null;
   const toggle = (name) => setOpen(panel === name ? {} : { id: card.id, panel: name });
+  const editButton = useRef(null);
+  const deleteButton = useRef(null);
+  const close = (button) => {
+    setOpen({});
+    if (button.current) button.current.focus();
+  };
   return (
     <article
       class={`fact-card ${card.pinned ? "pinned" : ""} ${archived ? "archived" : ""}`}
@@ -214,7 +358,13 @@ function Card({ card, user, archived, open, setOpen, act, onEdited }) {
             >
               {card.pinned ? "Unpin" : "Pin"}
             </button>
-            <button type="button" onClick={() => toggle("edit")} data-testid="edit-button">
+            <button
+              type="button"
+              ref={editButton}
+              aria-expanded={panel === "edit"}
+              onClick={() => toggle("edit")}
+              data-testid="edit-button"
+            >
               Edit
             </button>
             <button type="button" onClick={() => act(card, "archive")} data-testid="archive-button">
@@ -227,20 +377,44 @@ function Card({ card, user, archived, open, setOpen, act, onEdited }) {
             Restore
           </button>
         )}
-        <button type="button" class="danger" onClick={() => act(card, "delete")} data-testid="delete-button">
+        <button
+          type="button"
+          class="danger"
+          ref={deleteButton}
+          aria-expanded={panel === "delete"}
+          onClick={() => toggle("delete")}
+          data-testid="delete-button"
+        >
           Delete
         </button>
       </div>
       {panel === "sources" && <Sources card={card} user={user} />}
       {panel === "history" && <History card={card} user={user} />}
       {panel === "edit" && (
-        <EditForm card={card} user={user} onDone={onEdited} onCancel={() => setOpen({})} />
+        <EditForm card={card} user={user} onDone={onEdited} onCancel={() => close(editButton)} />
+      )}
+      {panel === "delete" && (
+        <DeleteConfirm
+          card={card}
+          others={others}
+          archived={archived}
+          busy={deleting === card.id}
+          onConfirm={() => act(card, "delete")}
+          onArchive={() => act(card, "archive")}
+          onCancel={() => close(deleteButton)}
+        />
       )}
     </article>
   );
 }
 
-export function ProfileView({ user, params }) {
+function allCards(data) {
+  const cards = [];
+  for (const keys of Object.values(data.profile)) for (const list of Object.values(keys)) cards.push(...list);
+  return cards;
+}
+
+export function ProfileView({ user, params, info }) {
   const state = useLoad(() => loadProfile(user), [user]);
   const focus = params.get("fact");
   const [open, setOpen] = useState(focus ? { id: focus, panel: "history" } : {});
@@ -256,20 +430,49 @@ export function ProfileView({ user, params }) {
   }, [focus, state.data]);
   const [notice, setNotice] = useState(null);
   const [filter, setFilter] = useState("");
+  const [deleting, setDeleting] = useState(null);
+  const noticeRef = useRef(null);
+  useEffect(() => {
+    if (notice && notice.focus && noticeRef.current) noticeRef.current.focus();
+  }, [notice]);
 
   const act = async (card, action) => {
     setNotice(null);
     try {
       if (action === "delete") {
-        if (!window.confirm(`Delete ${card.id} ("${card.statement}") for good?`)) return;
-        await api(`/v1/memories/${enc(card.id)}`, { method: "DELETE", query: { user_id: user } });
-      } else {
-        const body = { user_id: user };
-        if (action === "archive") body.reason = "archived from the dashboard";
-        await api(`/v1/memories/${enc(card.id)}/${action}`, { method: "POST", body });
+        const before = new Set([...allCards(state.data), ...state.data.archived].map((c) => c.id));
+        setDeleting(card.id);
+        try {
+          await api(`/v1/memories/${enc(card.id)}`, { method: "DELETE", query: { user_id: user } });
+        } finally {
+          setDeleting(null);
+        }
+        setOpen({});
+        const data = await state.reload();
+        const events = card.sources.map(eventId);
+        const messages = events.length ? ` and ${events.length === 1 ? "the message" : "the messages"} ${events.join(", ")}` : "";
+        if (!data) {
+          setNotice({ tone: "ok", focus: true, text: `Deleted ${card.id}${messages}.` });
+          return;
+        }
+        const after = new Set([...allCards(data), ...data.archived].map((c) => c.id));
+        const gone = [...before].filter((id) => !after.has(id));
+        const back = [...after].filter((id) => !before.has(id));
+        setNotice({
+          tone: "ok",
+          focus: true,
+          text:
+            `Deleted ${plural(gone.length, "card")} (${gone.join(", ")})${messages}.` +
+            (back.length ? ` Current again: ${back.join(", ")} (the version ${card.id} had replaced).` : ""),
+        });
+        return;
       }
-      const done = { pin: "Pinned", unpin: "Unpinned", archive: "Archived", restore: "Restored", delete: "Deleted" };
-      setNotice({ tone: "ok", text: `${done[action]} ${card.id}.` });
+      const body = { user_id: user };
+      if (action === "archive") body.reason = "archived from the dashboard";
+      await api(`/v1/memories/${enc(card.id)}/${action}`, { method: "POST", body });
+      const done = { pin: "Pinned", unpin: "Unpinned", archive: "Archived", restore: "Restored" };
+      if (action === "archive") setOpen({});
+      setNotice({ tone: "ok", focus: action === "archive", text: `${done[action]} ${card.id}.` });
       state.reload();
     } catch (failure) {
       setNotice({ tone: "error", error: failure });
@@ -281,7 +484,8 @@ export function ProfileView({ user, params }) {
     state.reload();
   };
 
-  const matches = (card) => !filter || `${card.statement} ${card.key} ${card.category}`.toLowerCase().includes(filter.toLowerCase());
+  const needle = filter.trim().toLowerCase();
+  const matches = (card) => !needle || `${card.statement} ${card.key} ${card.category}`.toLowerCase().includes(needle);
 
   return (
     <section>
@@ -296,15 +500,16 @@ export function ProfileView({ user, params }) {
           aria-label="Filter cards"
           value={filter}
           onInput={(e) => setFilter(e.currentTarget.value)}
+          data-testid="profile-filter"
         />
       </div>
       <div aria-live="polite">
         {notice && notice.tone === "ok" && (
-          <div class="notice" data-testid="notice">
+          <div class="notice" data-testid="notice" tabIndex={-1} ref={noticeRef}>
             {notice.text}
           </div>
         )}
-        {notice && notice.error && <ErrorBox error={notice.error} />}
+        {notice && notice.error && <ErrorBox error={notice.error} title="The change was not made" />}
       </div>
       {state.error ? (
         <ErrorBox error={state.error} what={`the profile of ${user}`} />
@@ -315,32 +520,58 @@ export function ProfileView({ user, params }) {
           const { profile, archived } = state.data;
           const categories = Object.keys(profile).sort();
           if (!categories.length && !archived.length)
-            return (
-              <Empty>
-                No memories of <strong>{user}</strong> yet: nothing was learned from their messages.
+            return info && info.turns ? (
+              <Empty testid="no-memories">
+                No cards for <strong>{user}</strong> yet: nothing was learned from their{" "}
+                {plural(info.turns, "message")}.
+              </Empty>
+            ) : (
+              <Empty testid="no-memories">
+                No memories for user <strong>{user}</strong> yet.
               </Empty>
             );
+          const current = allCards(state.data);
+          const everything = [...current, ...archived.map((c) => ({ ...c, archivedCard: true }))];
+          const shown = current.filter(matches).length;
+          const shownArchived = archived.filter(matches).length;
           return (
             <>
-              <p class="muted">
-                {state.data.count} current cards in {categories.length} categories
-                {archived.length ? `, ${archived.length} archived` : ""}.
+              <p class="muted" data-testid="profile-count" aria-live="polite">
+                {needle
+                  ? `${shown} of ${plural(current.length, "current card")} match “${filter.trim()}”` +
+                    (archived.length ? `, ${shownArchived} of ${archived.length} archived` : "") +
+                    "."
+                  : `${plural(current.length, "current card")} in ${plural(categories.length, "category", "categories")}` +
+                    (archived.length ? `, ${archived.length} archived` : "") +
+                    "."}
               </p>
+              {needle && !shown && !shownArchived && (
+                <Empty testid="no-match">No cards match “{filter.trim()}”.</Empty>
+              )}
               {categories.map((category) => {
                 const keys = Object.keys(profile[category]).sort();
-                const shown = keys.filter((k) => profile[category][k].some(matches));
-                if (!shown.length) return null;
+                const shownKeys = keys.filter((k) => profile[category][k].some(matches));
+                if (!shownKeys.length) return null;
                 return (
                   <section class="category" data-testid="category" data-category={category}>
                     <h2>{category}</h2>
                     <div class="category-body">
-                    {shown.map((key) => (
+                    {shownKeys.map((key) => (
                       <div class="key-group" data-testid="key-group">
                         <h3>
                           <code>{key}</code>
                         </h3>
                         {profile[category][key].filter(matches).map((card) => (
-                          <Card card={card} user={user} open={open} setOpen={setOpen} act={act} onEdited={onEdited} />
+                          <Card
+                            card={card}
+                            user={user}
+                            open={open}
+                            setOpen={setOpen}
+                            act={act}
+                            onEdited={onEdited}
+                            others={open.id === card.id && open.panel === "delete" ? deletedWith(card, everything) : []}
+                            deleting={deleting}
+                          />
                         ))}
                       </div>
                     ))}
@@ -348,12 +579,22 @@ export function ProfileView({ user, params }) {
                   </section>
                 );
               })}
-              {archived.length > 0 && (
+              {archived.length > 0 && shownArchived > 0 && (
                 <section class="category archived-section" data-testid="archived">
                   <h2>Archived</h2>
                   <div class="category-body">
                     {archived.filter(matches).map((card) => (
-                      <Card card={card} user={user} archived open={open} setOpen={setOpen} act={act} onEdited={onEdited} />
+                      <Card
+                        card={card}
+                        user={user}
+                        archived
+                        open={open}
+                        setOpen={setOpen}
+                        act={act}
+                        onEdited={onEdited}
+                        others={open.id === card.id && open.panel === "delete" ? deletedWith(card, everything) : []}
+                        deleting={deleting}
+                      />
                     ))}
                   </div>
                 </section>

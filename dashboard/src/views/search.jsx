@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.js";
 import { navigate } from "../router.js";
-import { Badge, Empty, ErrorBox, Loading, Meter, RawJson, Table, fmtNum, fmtTime, toIso } from "../ui.jsx";
+import { Badge, Empty, ErrorBox, Loading, Meter, RawJson, Table, fmtNum, fmtTime, plural, toIso } from "../ui.jsx";
 
 const CHANNEL_ORDER = ["dense", "bm25", "graph", "facts", "entities", "time", "sessions"];
 
@@ -248,7 +248,7 @@ function StageSwitches({ overrides, setOverrides }) {
   );
 }
 
-export function SearchView({ user, params }) {
+export function SearchView({ user, params, info }) {
   const [overrides, setOverrides] = useState({});
   const [form, setForm] = useState({
     query: params.get("q") || "",
@@ -265,7 +265,7 @@ export function SearchView({ user, params }) {
     setForm({ ...form, [name]: e.currentTarget.type === "checkbox" ? e.currentTarget.checked : e.currentTarget.value });
 
   const submit = async (e) => {
-    e.preventDefault();
+    if (e) e.preventDefault();
     if (!form.query.trim()) return;
     setBusy(true);
     const common = { query: form.query.trim(), user_id: user };
@@ -286,6 +286,11 @@ export function SearchView({ user, params }) {
   return (
     <section>
       <h1>Search explain</h1>
+      {info === null && (
+        <Empty testid="no-memories">
+          No memories for user <strong>{user}</strong> yet: a search finds nothing.
+        </Empty>
+      )}
       <form class="search-form card" onSubmit={submit} data-testid="search-form">
         <div class="field grow wide">
           <label for="q">Query</label>
@@ -296,15 +301,21 @@ export function SearchView({ user, params }) {
         </button>
         <div class="break" />
         <div class="field">
-          <label for="as-of">As of</label>
+          <label for="as-of">
+            As of <span class="utc">(UTC)</span>
+          </label>
           <input id="as-of" type="datetime-local" value={form.asOf} onInput={set("asOf")} data-testid="as-of" />
         </div>
         <div class="field">
-          <label for="start">From</label>
+          <label for="start">
+            From <span class="utc">(UTC)</span>
+          </label>
           <input id="start" type="datetime-local" value={form.start} onInput={set("start")} />
         </div>
         <div class="field">
-          <label for="end">To</label>
+          <label for="end">
+            To <span class="utc">(UTC)</span>
+          </label>
           <input id="end" type="datetime-local" value={form.end} onInput={set("end")} />
         </div>
         <div class="field small">
@@ -326,9 +337,11 @@ export function SearchView({ user, params }) {
           <div class="hits-col">
             <h2>Ranking</h2>
             {result.search.status === "rejected" ? (
-              <ErrorBox error={result.search.reason} what="the search" />
+              <ErrorBox error={result.search.reason} what="the search" onRetry={() => submit()} />
             ) : !result.search.value.hits.length ? (
-              <Empty testid="no-hits">Nothing found for this query.</Empty>
+              <Empty testid="no-hits">
+                {info === null ? `No memories for user ${user} yet.` : "Nothing found for this query."}
+              </Empty>
             ) : (
               <ol class="hits">
                 {result.search.value.hits.map((hit, i) => (
@@ -340,7 +353,7 @@ export function SearchView({ user, params }) {
           <div class="context-col">
             <h2>Context handed to the agent</h2>
             {result.context.status === "rejected" ? (
-              <ErrorBox error={result.context.reason} what="the context" />
+              <ErrorBox error={result.context.reason} what="the context" onRetry={() => submit()} />
             ) : (
               <ContextPanel context={result.context.value} />
             )}
@@ -358,9 +371,12 @@ function ContextPanel({ context }) {
         <strong data-testid="context-tokens">
           {context.tokens} / {context.budget_tokens} tokens
         </strong>{" "}
-        <Meter value={context.tokens} max={context.budget_tokens} label="tokens used" /> · {context.items.length} memories
-        {context.kb_items.length ? `, ${context.kb_items.length} knowledge-base passages` : ""}
-        {context.window.length ? `, ${context.window.length} recent turns` : ""}
+        <Meter value={context.tokens} max={context.budget_tokens} label="tokens used" /> ·{" "}
+        <span data-testid="context-summary">
+          {plural(context.items.length, "memory", "memories")}
+          {context.kb_items.length ? `, ${plural(context.kb_items.length, "knowledge-base passage")}` : ""}
+          {context.window.length ? `, ${plural(context.window.length, "recent turn")}` : ""}
+        </span>
       </p>
       {context.clarify && context.clarify.length > 0 && (
         <div class="notice">

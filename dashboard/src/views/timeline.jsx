@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.js";
 import { navigate } from "../router.js";
-import { Badge, Empty, Loaded, fmtTime, toIso, useLoad } from "../ui.jsx";
+import { Badge, Empty, Loaded, fmtTime, plural, toIso, useLoad } from "../ui.jsx";
 
 const ICON = { turn: "●", fact: "◆", digest: "≡" };
 
@@ -40,7 +40,7 @@ function Item({ item }) {
   );
 }
 
-export function TimelineView({ user, params }) {
+export function TimelineView({ user, params, info }) {
   const query = params.get("query") || "";
   const start = params.get("start") || "";
   const end = params.get("end") || "";
@@ -70,11 +70,15 @@ export function TimelineView({ user, params }) {
           <input id="tl-query" type="search" value={form.query} placeholder="everything" onInput={(e) => setForm({ ...form, query: e.currentTarget.value })} />
         </div>
         <div class="field">
-          <label for="tl-start">From</label>
+          <label for="tl-start">
+            From <span class="utc">(UTC day)</span>
+          </label>
           <input id="tl-start" type="date" value={form.start} onInput={(e) => setForm({ ...form, start: e.currentTarget.value })} />
         </div>
         <div class="field">
-          <label for="tl-end">To</label>
+          <label for="tl-end">
+            To <span class="utc">(UTC day, included)</span>
+          </label>
           <input id="tl-end" type="date" value={form.end} onInput={(e) => setForm({ ...form, end: e.currentTarget.value })} />
         </div>
         <label class="check">
@@ -86,7 +90,25 @@ export function TimelineView({ user, params }) {
       </form>
       <Loaded state={state} what="the timeline">
         {(timeline) => {
-          if (!timeline.items.length) return <Empty>Nothing happened in this range.</Empty>;
+          if (!timeline.items.length) {
+            const filtered = query || start || end || params.get("archived") === "1";
+            if (!filtered)
+              return (
+                <Empty testid="no-memories">
+                  No memories for user <strong>{user}</strong> yet.
+                </Empty>
+              );
+            const parts = [];
+            if (query) parts.push(`about “${query}”`);
+            if (start) parts.push(`from ${start.slice(0, 10)}`);
+            if (end) parts.push(`to ${end.slice(0, 10)}`);
+            return (
+              <Empty testid="timeline-empty">
+                Nothing in the timeline of {user} {parts.join(" ")}
+                {info === null ? ` (user ${user} has no memories yet)` : ""}. Clear the filters to see everything.
+              </Empty>
+            );
+          }
           const byId = new Map(timeline.items.map((i) => [i.id, i]));
           const changed = timeline.items.filter((i) => i.status === "superseded").length;
           return (
@@ -100,7 +122,8 @@ export function TimelineView({ user, params }) {
                 </details>
               )}
               <p class="muted">
-                {timeline.items.length} items in {timeline.groups.length} sessions · {changed} superseded facts
+                {plural(timeline.items.length, "item")} in {plural(timeline.groups.length, "session")} ·{" "}
+                {plural(changed, "superseded fact")} · times in UTC
                 {timeline.truncated ? " · truncated: only the latest are shown" : ""}
               </p>
               {(timeline.notes || []).map((n) => (

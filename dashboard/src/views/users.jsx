@@ -1,10 +1,15 @@
 // The tenant's users: who has memories here, how many facts and turns each.
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { href, navigate } from "../router.js";
 import { Empty, Loading, Table } from "../ui.jsx";
 
-export function UsersView({ users }) {
+export function UsersView({ users, params }) {
   const [typed, setTyped] = useState("");
+  const box = useRef(null);
+  const byId = params && params.get("by") === "id";
+  useEffect(() => {
+    if (byId && box.current) box.current.focus(); // "Other user…" in the header leads here
+  }, [byId]);
   let list;
   if (users.error) list = null; // the shell shows it
   else if (users.loading && !users.data) list = <Loading what="users" />;
@@ -59,8 +64,17 @@ export function UsersView({ users }) {
         }}
       >
         <label for="open-user">Open a user by id</label>
-        <input id="open-user" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
-        <button type="submit">Open</button>
+        <input
+          id="open-user"
+          ref={box}
+          value={typed}
+          placeholder="any user id, listed or not"
+          onInput={(e) => setTyped(e.currentTarget.value)}
+          data-testid="open-user"
+        />
+        <button type="submit" data-testid="open-user-submit">
+          Open
+        </button>
       </form>
     </section>
   );
