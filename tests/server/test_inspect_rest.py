@@ -92,6 +92,9 @@ def test_the_dashboard_is_served_at_the_root_with_a_strict_policy(client: TestCl
     assert "default-src 'self'" in page.headers["content-security-policy"]
     assert "http://" not in page.text and "https://" not in page.text  # nothing from a CDN
     assert client.get("/health").json()["status"] == "ok"  # API routes still come first
+    script = client.get("/app.js", headers={"Accept-Encoding": "gzip"})
+    assert script.headers["content-encoding"] == "gzip"
+    assert "default-src 'self'" in script.headers["content-security-policy"]
     assert client.get("/v1/users").status_code == 401
 
 
