@@ -291,6 +291,11 @@ def test_knowledge_base_search_respects_the_principal(page: Page, server: LiveSe
     rows = page.get_by_test_id("document-row")
     expect(rows).to_have_count(3)
     expect(rows.filter(has_text="Approval limits")).to_contain_text("group:finance")
+    rows.filter(has_text="Booking rules").get_by_role("button").first.click()
+    versions = page.get_by_test_id("doc-version")
+    expect(versions).to_have_count(2)
+    expect(versions.first).to_contain_text("2025-02-01")
+    expect(versions.first).to_contain_text("replaced by v2")
     query = "who approves trips over 3,000 EUR?"
     page.get_by_test_id("kb-query").fill(query)
     page.get_by_test_id("kb-query").press("Enter")

@@ -27,12 +27,23 @@ function Versions({ collection, doc }) {
     <Loaded state={state} what="the versions">
       {(data) => (
         <ol class="versions" data-testid="doc-versions">
-          {data.versions.map((v) => (
-            <li>
-              <strong>v{v.version}</strong> {v.title} <span class="muted">· created {fmtTime(v.created_at)} · valid {validity(v)} · {v.chunks} chunks</span>
-              <div class="muted small">{v.l0}</div>
-            </li>
-          ))}
+          {data.versions.map((v) => {
+            // a version holds until the next one takes effect (or its own end, if sooner)
+            const next = data.versions.find((w) => w.version > v.version);
+            const replaced = next && (next.effective_from || next.created_at);
+            const until = replaced && (!v.expires_at || Date.parse(replaced) < Date.parse(v.expires_at));
+            const shown = until ? { ...v, expires_at: replaced } : v;
+            return (
+              <li data-testid="doc-version">
+                <strong>v{v.version}</strong> {v.title}{" "}
+                <span class="muted">
+                  · created {fmtTime(v.created_at)} · valid {validity(shown)}
+                  {until ? ` (replaced by v${next.version})` : ""} · {v.chunks} chunks
+                </span>
+                <div class="muted small">{v.l0}</div>
+              </li>
+            );
+          })}
         </ol>
       )}
     </Loaded>
