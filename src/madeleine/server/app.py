@@ -12,10 +12,10 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 from cachetools import TTLCache
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import Response
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -27,6 +27,7 @@ from madeleine.embed.factory import load_embedder
 from madeleine.records import AddResult, Context
 from madeleine.server import errors
 from madeleine.server.dashboard_mount import mount_dashboard
+from madeleine.server.deps import Tenant, UserId, public_stats
 from madeleine.server.errors import ApiError
 from madeleine.server.inspect_routes import inspect_router
 from madeleine.server.kb_routes import kb_router, principal_of
@@ -119,15 +120,6 @@ class _Auth:
 def _tenant_name(request: Request) -> str:
     auth: _Auth = request.app.state.auth
     return auth.tenant(request)
-
-
-def _tenant_memory(request: Request) -> Memory:
-    auth: _Auth = request.app.state.auth
-    return auth.memory(request)
-
-
-Tenant = Annotated[Memory, Depends(_tenant_memory)]
-UserId = Annotated[str, Query(description="the user the memories belong to")]
 
 
 def context_json(context: Context) -> dict[str, Any]:
@@ -342,9 +334,7 @@ def create_app(
 
     @app.get("/v1/stats", tags=["operations"])
     def stats(memory: Tenant) -> dict[str, Any]:
-        found = memory.stats()
-        found.pop("path", None)  # the server's file layout is not the client's business
-        return found
+        return public_stats(memory)
 
     # -- short-term memory: conversation buffers and agent states --------------------------
 

@@ -4,22 +4,13 @@ calls the ``Memory`` method of the same name."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter
 
 from madeleine import __version__
-from madeleine.api import Memory
+from madeleine.server.deps import Tenant, UserId, public_stats
 from madeleine.server.schemas import FactEditBody
-
-
-def _memory(request: Request) -> Memory:
-    memory: Memory = request.app.state.auth.memory(request)
-    return memory
-
-
-Tenant = Annotated[Memory, Depends(_memory)]
-UserId = Annotated[str, Query(description="the user the memories belong to")]
 
 
 def inspect_router() -> APIRouter:
@@ -47,8 +38,7 @@ def inspect_router() -> APIRouter:
     @router.get("/v1/status", tags=["operations"])
     def status(memory: Tenant) -> dict[str, Any]:
         """The store at a glance: backend, queue, index consistency and counts."""
-        stats = memory.stats()
-        stats.pop("path", None)  # the server's file layout is not the client's business
+        stats = public_stats(memory)
         integrity = memory.integrity()
         return {
             "version": __version__,

@@ -7,13 +7,14 @@ is. Every route calls the same ``Memory`` method the Python API offers.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, HTTPException
 
 from madeleine.api import Memory
 from madeleine.kb.collection import KnowledgeBase, sniff_format
 from madeleine.kb.records import Principal
+from madeleine.server.deps import Tenant
 from madeleine.server.schemas import (
     AskBody,
     CollectionBody,
@@ -26,15 +27,6 @@ from madeleine.server.schemas import (
 
 def principal_of(body: PrincipalBody | None) -> Principal | None:
     return None if body is None else Principal(body.user_id, body.groups)
-
-
-def _memory(request: Request) -> Memory:
-    """The API key's tenant store, resolved by the app's authenticator."""
-    memory: Memory = request.app.state.auth.memory(request)
-    return memory
-
-
-Tenant = Annotated[Memory, Depends(_memory)]
 
 
 def kb_router() -> APIRouter:

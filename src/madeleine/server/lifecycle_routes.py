@@ -4,22 +4,13 @@ the lifecycle log and timelines. Each calls the ``Memory`` method of the same na
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter
 
-from madeleine.api import Memory
+from madeleine.server.deps import Tenant, UserId
 from madeleine.server.schemas import ArchiveBody, ImportanceBody, MaintainBody, UndoBody, UserBody
 from madeleine.store.records import LifecycleEntry
-
-
-def _memory(request: Request) -> Memory:
-    memory: Memory = request.app.state.auth.memory(request)
-    return memory
-
-
-Tenant = Annotated[Memory, Depends(_memory)]
-UserId = Annotated[str, Query(description="the user the memories belong to")]
 
 
 def _entry(entry: LifecycleEntry) -> dict[str, Any]:

@@ -1,0 +1,28 @@
+"""What every route module needs from a request: the API key's tenant store, and the query
+parameter naming a user. One definition, so every router resolves tenants the same way."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Depends, Query, Request
+
+from madeleine.api import Memory
+
+
+def tenant_memory(request: Request) -> Memory:
+    """The API key's tenant store, resolved by the app's authenticator (401/429 raised
+    there)."""
+    memory: Memory = request.app.state.auth.memory(request)
+    return memory
+
+
+Tenant = Annotated[Memory, Depends(tenant_memory)]
+UserId = Annotated[str, Query(description="the user the memories belong to")]
+
+
+def public_stats(memory: Memory) -> dict[str, Any]:
+    """``Memory.stats`` without the server's file layout, which is not the client's business."""
+    found = memory.stats()
+    found.pop("path", None)
+    return found
