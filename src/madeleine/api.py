@@ -291,8 +291,6 @@ class Memory(LifecycleMethods):
         when); empty when the user has no such fact (another user's id is "not found")."""
         engine = self._open()
         require_id(user_id, "user_id")
-        if not isinstance(fact_id, str):
-            raise TypeError(f"fact_id must be a str, got {type(fact_id).__name__}")
         number = fact_number(fact_id)
         if number > MAX_ID:
             return []
@@ -306,8 +304,6 @@ class Memory(LifecycleMethods):
         what ``delete_message`` takes). ItemNotFoundError when the user has no such fact."""
         engine = self._open()
         require_id(user_id, "user_id")
-        if not isinstance(fact_id, str):
-            raise TypeError(f"fact_id must be a str, got {type(fact_id).__name__}")
         number = fact_number(fact_id)
         fact = engine.store.facts.get(number) if number <= MAX_ID else None
         if fact is None or fact.card.user_id != user_id:

@@ -13,7 +13,7 @@ from madeleine.maintain.consolidate import MaintenanceReport
 from madeleine.maintain.lifecycle import ItemLifecycle
 from madeleine.maintain.timeline import Timeline, build_timeline
 from madeleine.read.request import TimeBound, epoch_of, require_limit
-from madeleine.store.records import LifecycleEntry, fact_number
+from madeleine.store.records import LifecycleEntry
 from madeleine.write.normalize import require_id, require_text
 
 
@@ -65,13 +65,11 @@ class LifecycleMethods:
         require_id(user_id, "user_id")
         _require_words(reason, "reason")
         engine = self._open()
-        number = engine.editor.edit(user_id, fact_id, statement, reason)
+        number, replaced = engine.editor.edit(user_id, fact_id, statement, reason)
+        if replaced.card.pinned:
+            engine.lifecycle.pin(user_id, f"fact_{number}", True)
         edited = engine.store.facts.get(number)
         assert edited is not None  # just written
-        old = engine.store.facts.get(fact_number(fact_id))
-        if old is not None and old.card.pinned:
-            engine.lifecycle.pin(user_id, edited.card.id, True)
-            edited = engine.store.facts.get(number) or edited
         return engine.restorer.card(edited.card)
 
     def lifecycle(self, item_id: str, *, user_id: str, now: TimeBound = None) -> ItemLifecycle:

@@ -149,7 +149,11 @@ class FactVectors:
     pinned: npt.NDArray[np.bool_]
 
 
-def fact_number(fact_id: str) -> int:
+def fact_number(fact_id: object) -> int:
+    """``fact_12`` → 12; a caller's id of the wrong type or shape is a TypeError or ValueError
+    naming the expected form."""
+    if not isinstance(fact_id, str):
+        raise TypeError(f"a fact id is a str like 'fact_12', got {type(fact_id).__name__}")
     if not fact_id.startswith("fact_") or not fact_id[5:].isdigit():
         raise ValueError(f"a fact id looks like 'fact_12', got {fact_id!r}")
     return int(fact_id[5:])

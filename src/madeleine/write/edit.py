@@ -46,9 +46,12 @@ class FactEditor:
         self._checks = checks
         self._clock = clock
 
-    def edit(self, user_id: str, fact_id: str, statement: str, reason: str) -> int:
-        """The new version's number. ItemNotFoundError when the user has no such fact;
-        StaleVersionError when it is not the current version (edit the newest one)."""
+    def edit(
+        self, user_id: str, fact_id: str, statement: str, reason: str
+    ) -> tuple[int, StoredFact]:
+        """The new version's number, and the version it replaced. ItemNotFoundError when the
+        user has no such fact; StaleVersionError when it is not the current version (edit the
+        newest one)."""
         number = _number(fact_id)
         text = _statement(statement)
         facts = self._store.facts
@@ -73,7 +76,7 @@ class FactEditor:
                 f"{fact_id} was superseded: edit the current version of {old.card.key!r} "
                 f"({now_holds})"
             )
-        return new
+        return new, old
 
     def _replace(
         self,
@@ -129,10 +132,6 @@ class FactEditor:
 
 
 def _number(fact_id: object) -> int:
-    if not isinstance(fact_id, str):
-        raise TypeError(f"fact_id must be a str like 'fact_12', got {type(fact_id).__name__}")
-    if not fact_id.startswith("fact_") or not fact_id[5:].isdigit():
-        raise ValueError(f"fact_id must look like 'fact_12', got {fact_id!r}")
     number = fact_number(fact_id)
     if number > MAX_ID:
         raise ItemNotFoundError(f"no fact {fact_id!r}")
