@@ -532,6 +532,20 @@ export function ProfileView({ user, params, info }) {
             );
           const current = allCards(state.data);
           const everything = [...current, ...archived.map((c) => ({ ...c, archivedCard: true }))];
+          // one card as the page shows it (current or archived), with what a delete would take
+          const cardView = (card, isArchived) => (
+            <Card
+              card={card}
+              user={user}
+              archived={isArchived}
+              open={open}
+              setOpen={setOpen}
+              act={act}
+              onEdited={onEdited}
+              others={open.id === card.id && open.panel === "delete" ? deletedWith(card, everything) : []}
+              deleting={deleting}
+            />
+          );
           const shown = current.filter(matches).length;
           const shownArchived = archived.filter(matches).length;
           return (
@@ -561,18 +575,7 @@ export function ProfileView({ user, params, info }) {
                         <h3>
                           <code>{key}</code>
                         </h3>
-                        {profile[category][key].filter(matches).map((card) => (
-                          <Card
-                            card={card}
-                            user={user}
-                            open={open}
-                            setOpen={setOpen}
-                            act={act}
-                            onEdited={onEdited}
-                            others={open.id === card.id && open.panel === "delete" ? deletedWith(card, everything) : []}
-                            deleting={deleting}
-                          />
-                        ))}
+                        {profile[category][key].filter(matches).map((card) => cardView(card, false))}
                       </div>
                     ))}
                     </div>
@@ -583,19 +586,7 @@ export function ProfileView({ user, params, info }) {
                 <section class="category archived-section" data-testid="archived">
                   <h2>Archived</h2>
                   <div class="category-body">
-                    {archived.filter(matches).map((card) => (
-                      <Card
-                        card={card}
-                        user={user}
-                        archived
-                        open={open}
-                        setOpen={setOpen}
-                        act={act}
-                        onEdited={onEdited}
-                        others={open.id === card.id && open.panel === "delete" ? deletedWith(card, everything) : []}
-                        deleting={deleting}
-                      />
-                    ))}
+                    {archived.filter(matches).map((card) => cardView(card, true))}
                   </div>
                 </section>
               )}
