@@ -9,13 +9,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
+from madeleine.embed.cut import QueryCut
 from madeleine.engine import Engine, build_engine
 from madeleine.errors import ItemNotFoundError, StoreClosedError
 from madeleine.facts.cards import Card
@@ -93,6 +94,7 @@ class Memory(LifecycleMethods):
             rebuild=rebuild,
             read_only=read_only,
         )
+        self._cut = QueryCut(self._engine.embedder, self.settings.embed.query_max_tokens)
         self._closed = False
 
     # -- writing --------------------------------------------------------------------------------
@@ -436,7 +438,7 @@ class Memory(LifecycleMethods):
         several parts is searched part by part."""
         engine = self._open()
         request = KBRequest(
-            query=_require_query(query),
+            query=self._cut(_require_query(query)),
             principal=_require_principal(principal),
             collections=_require_collections(collections),
             limit=require_limit(limit, "limit", 1000),
@@ -687,7 +689,8 @@ class Memory(LifecycleMethods):
         include_history: object,
         include_archived: object = False,
     ) -> SearchRequest:
-        return build_request(
+        """The checked request, its query cut to what the embedder reads (the cost cap)."""
+        request = build_request(
             query,
             user_id,
             limit,
@@ -700,6 +703,7 @@ class Memory(LifecycleMethods):
             self._engine.searcher.default_stages,
             include_archived=include_archived,
         )
+        return replace(request, query=self._cut(request.query))
 
     @staticmethod
     def _search(engine: Engine, request: SearchRequest) -> list[Hit]:

@@ -69,6 +69,13 @@ class EmbedSettings(BaseModel):
         ge=0,
         description="characters of the previous turn kept as an episode's context",
     )
+    query_max_tokens: int = Field(
+        default=64,
+        ge=16,
+        le=512,
+        description="tokens of a query the embedder reads; the rest is cut before the search "
+        "(a per-request cost cap)",
+    )
 
     @field_validator("model")
     @classmethod
@@ -555,6 +562,7 @@ GROUPS: dict[str, type[BaseModel]] = {
 FLAT_NAMES: dict[str, tuple[str, str]] = {
     "embedder": ("embed", "model"),
     "context_chars": ("embed", "context_chars"),
+    "query_max_tokens": ("embed", "query_max_tokens"),
     "max_message_chars": ("limits", "max_message_chars"),
     "max_batch_messages": ("limits", "max_batch_messages"),
     "tokenizer": ("limits", "tokenizer"),

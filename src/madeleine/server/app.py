@@ -27,8 +27,9 @@ from madeleine.embed.factory import load_embedder
 from madeleine.records import AddResult, Context
 from madeleine.server import errors
 from madeleine.server.dashboard_mount import mount_dashboard
-from madeleine.server.deps import Tenant, UserId, public_stats
+from madeleine.server.deps import FairTenant, Tenant, UserId, public_stats
 from madeleine.server.errors import ApiError
+from madeleine.server.fairness import FairScheduler
 from madeleine.server.inspect_routes import inspect_router
 from madeleine.server.kb_routes import kb_router, principal_of
 from madeleine.server.keys import KeyRing, digest, key_ring
@@ -57,15 +58,21 @@ _KEY_CACHE_SECONDS = 5.0  # a revoked key stops working within this long
 class ServerSettings(BaseSettings):
     """``MADELEINE_DATA``, ``MADELEINE_API_KEYS`` (JSON ``{"key": "tenant"}``),
     ``MADELEINE_MAX_BODY_BYTES``, ``MADELEINE_RATE_LIMIT`` (requests/s per key, 0: off),
-    ``MADELEINE_RATE_BURST``, ``MADELEINE_AGENT_TIMEOUTS`` (JSON ``{"waiting_input": 3600}``)."""
+    ``MADELEINE_RATE_BURST``, ``MADELEINE_AGENT_TIMEOUTS`` (JSON ``{"waiting_input": 3600}``),
+    ``MADELEINE_SEARCH_SLOTS`` / ``_TENANT_SLOTS`` / ``_SEARCH_QUEUE`` / ``_SEARCH_TIMEOUT``
+    (fair search admission, ``server/fairness.py``)."""
 
     model_config = SettingsConfigDict(env_prefix="MADELEINE_", extra="ignore")
 
     data: Path = Path("./memory-data")
     api_keys: dict[str, str] = {}
     max_body_bytes: int = 10 * 1024 * 1024
-    rate_limit: float = 0.0
-    rate_burst: int | None = None
+    rate_limit: float = 50.0
+    rate_burst: int | None = None  # default: twice the rate
+    search_slots: int | None = None  # searches running at once; default: the core count
+    tenant_slots: int | None = None  # of those, one tenant's; default: search_slots - 1
+    search_queue: int = 64  # searches one key may have waiting
+    search_timeout: float = 30.0  # seconds a search may wait for its turn
     agent_timeouts: dict[str, float] = {}  # seconds per agent state, for every agent
 
 
@@ -179,6 +186,9 @@ def create_app(
     app.state.tenants = tenants
     app.state.auth = auth
     app.state.keys = ring
+    app.state.fair = FairScheduler(
+        server.search_slots, server.tenant_slots, server.search_queue, server.search_timeout
+    )
     errors.install(app)
     app.add_middleware(JsonBodies)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
@@ -223,7 +233,7 @@ def create_app(
         return {"done": memory.wait(body.timeout)}
 
     @app.post("/v1/search", tags=["read"])
-    def search(body: SearchBody, memory: Tenant) -> dict[str, Any]:
+    def search(body: SearchBody, memory: FairTenant) -> dict[str, Any]:
         hits = memory.search(
             body.query,
             user_id=body.user_id,
@@ -239,7 +249,7 @@ def create_app(
         return {"hits": [h.to_dict() for h in hits]}
 
     @app.post("/v1/context", tags=["read"])
-    def context(body: ContextBody, memory: Tenant) -> dict[str, Any]:
+    def context(body: ContextBody, memory: FairTenant) -> dict[str, Any]:
         found = memory.context(
             body.query,
             user_id=body.user_id,

@@ -26,7 +26,7 @@ def register(commands: Any) -> list[Any]:
         "--rate-limit",
         type=float,
         default=None,
-        help="requests per second per API key (default: $MADELEINE_RATE_LIMIT or off)",
+        help="requests per second per API key, 0: off (default: $MADELEINE_RATE_LIMIT or 50)",
     )
     serve.add_argument(
         "--max-body-mb",

@@ -14,7 +14,7 @@ from fastapi import APIRouter, HTTPException
 from madeleine.api import Memory
 from madeleine.kb.collection import KnowledgeBase, sniff_format
 from madeleine.kb.records import Principal
-from madeleine.server.deps import Tenant
+from madeleine.server.deps import FairTenant, Tenant
 from madeleine.server.schemas import (
     AskBody,
     CollectionBody,
@@ -113,7 +113,7 @@ def kb_router() -> APIRouter:
         return {"deleted": True}
 
     @router.post("/kb/search")
-    def search_kb(body: KBSearchBody, memory: Tenant) -> dict[str, Any]:
+    def search_kb(body: KBSearchBody, memory: FairTenant) -> dict[str, Any]:
         hits = memory.search_kb(
             body.query,
             principal=principal_of(body.principal),
