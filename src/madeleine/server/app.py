@@ -75,6 +75,11 @@ class ServerSettings(BaseSettings):
     search_timeout: float = 30.0  # seconds a search may wait for its turn
     agent_timeouts: dict[str, float] = {}  # seconds per agent state, for every agent
 
+    def search_scheduler(self) -> FairScheduler:
+        return FairScheduler(
+            self.search_slots, self.tenant_slots, self.search_queue, self.search_timeout
+        )
+
 
 class _Auth:
     """The request's key → its tenant's ``Memory`` (401 without a valid key, 429 over the
@@ -186,9 +191,7 @@ def create_app(
     app.state.tenants = tenants
     app.state.auth = auth
     app.state.keys = ring
-    app.state.fair = FairScheduler(
-        server.search_slots, server.tenant_slots, server.search_queue, server.search_timeout
-    )
+    app.state.fair = server.search_scheduler()
     errors.install(app)
     app.add_middleware(JsonBodies)
     app.add_middleware(MetricsMiddleware, metrics=metrics)

@@ -199,7 +199,9 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     from madeleine.config import Settings
     from madeleine.embed.factory import load_embedder
     from madeleine.server.app import ServerSettings
+    from madeleine.server.limits import RateLimiter
     from madeleine.server.mcp_server import (
+        Admission,
         KeyVerifier,
         build_mcp,
         default_groups,
@@ -215,17 +217,21 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         return 0
     settings = Settings.from_env(dict(os.environ))
     tenants = Tenants(data, settings, load_embedder(settings.embed.model))
-    ring = key_ring(data, ServerSettings().api_keys)
+    server = ServerSettings()
+    ring = key_ring(data, server.api_keys)
     try:
-        server = build_mcp(
+        mcp = build_mcp(
             tenant_memory(tenants),
             default_user(),
             groups=default_groups(),
             host=args.host,
             port=args.port,
             token_verifier=KeyVerifier(ring),
+            admission=Admission(
+                RateLimiter(server.rate_limit, server.rate_burst), server.search_scheduler()
+            ),
         )
-        server.run("streamable-http")
+        mcp.run("streamable-http")
     finally:
         tenants.close()
     return 0

@@ -63,9 +63,7 @@ class FairQueue:
         self.key_queue = key_queue
         self._lock = threading.Lock()
         # tenants with someone waiting, in turn order; per tenant its keys in turn order
-        self._waiting: OrderedDict[Hashable, OrderedDict[Hashable, deque[Ticket]]] = (
-            OrderedDict()
-        )
+        self._waiting: OrderedDict[Hashable, OrderedDict[Hashable, deque[Ticket]]] = OrderedDict()
         self._running: Counter[Hashable] = Counter()
         self._busy = 0
 
@@ -128,9 +126,7 @@ class FairQueue:
         its share, then that tenant's next key; both go to the back of their turn order."""
         admitted: list[Ticket] = []
         while self._busy < self.slots:
-            tenant = next(
-                (t for t in self._waiting if self._running[t] < self.tenant_slots), None
-            )
+            tenant = next((t for t in self._waiting if self._running[t] < self.tenant_slots), None)
             if tenant is None:
                 break
             keys = self._waiting[tenant]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import getpass
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +27,9 @@ from madeleine.api import Memory
 from madeleine.kb.context import entry as kb_entry
 from madeleine.kb.records import Principal
 from madeleine.records import Hit
-from madeleine.server.keys import KeyRing
+from madeleine.server.fairness import Busy, FairScheduler
+from madeleine.server.keys import KeyRing, digest
+from madeleine.server.limits import RateLimiter
 from madeleine.server.tenants import Tenants
 
 INSTRUCTIONS = (
@@ -75,8 +78,11 @@ def build_mcp(
     host: str = "127.0.0.1",
     port: int = 8000,
     token_verifier: Any = None,
+    admission: Admission | None = None,
 ) -> FastMCP:
-    """The tools over whichever store ``memory_for_request`` gives for the current call."""
+    """The tools over whichever store ``memory_for_request`` gives for the current call;
+    with ``admission`` (the HTTP transport) each call is rate-limited per key and searches
+    take a fair turn, as on the REST server."""
     auth = None
     if token_verifier is not None:
         url = AnyHttpUrl(f"http://{host}:{port}")
@@ -90,9 +96,12 @@ def build_mcp(
         auth=auth,
     )
 
-    async def call(work: Callable[[Memory], Any]) -> Any:
+    async def call(work: Callable[[Memory], Any], search: bool = False) -> Any:
         memory = memory_for_request()  # in the request's context: the key's tenant
-        return await anyio.to_thread.run_sync(work, memory)
+        if admission is None:
+            return await anyio.to_thread.run_sync(work, memory)
+        async with admission.turn(memory, search):
+            return await anyio.to_thread.run_sync(work, memory)
 
     @server.tool()
     async def remember(
@@ -119,14 +128,17 @@ def build_mcp(
     @server.tool()
     async def recall(query: str, limit: int = 8, user_id: str | None = None) -> str:
         """Search the user's memories; each line gives the memory's id, date and kind."""
-        hits = await call(lambda m: m.search(query, user_id=user_id or user, limit=limit))
+        hits = await call(
+            lambda m: m.search(query, user_id=user_id or user, limit=limit), search=True
+        )
         return hits_text(hits)
 
     @server.tool()
     async def context(query: str, budget_tokens: int = 1500, user_id: str | None = None) -> str:
         """What memory knows that bears on ``query``, packed within ``budget_tokens``."""
         found = await call(
-            lambda m: m.context(query, user_id=user_id or user, budget_tokens=budget_tokens)
+            lambda m: m.context(query, user_id=user_id or user, budget_tokens=budget_tokens),
+            search=True,
         )
         return str(found.text) or "Nothing relevant in memory."
 
@@ -150,7 +162,8 @@ def build_mcp(
         instructions."""
         principal = Principal(user, groups)
         hits = await call(
-            lambda m: m.search_kb(query, principal=principal, collections=collections, limit=limit)
+            lambda m: m.search_kb(query, principal=principal, collections=collections, limit=limit),
+            search=True,
         )
         if not hits:
             return "Nothing in the knowledge base that this user may read matches."
@@ -164,6 +177,34 @@ def build_mcp(
         return f"Deleted {memory_id}." if deleted else f"No memory {memory_id} for this user."
 
     return server
+
+
+class Admission:
+    """The REST server's per-key rate limit and fair search turns, for MCP tool calls over
+    HTTP (the caller's key comes from the request's access token)."""
+
+    def __init__(self, limiter: RateLimiter, scheduler: FairScheduler) -> None:
+        self._limiter = limiter
+        self._scheduler = scheduler
+
+    @asynccontextmanager
+    async def turn(self, memory: Memory, search: bool) -> AsyncIterator[None]:
+        token = get_access_token()
+        key = digest(token.token if token is not None else "")
+        wait = self._limiter.retry_after(key)
+        if wait > 0:
+            raise RuntimeError(f"too many requests for this key; retry in {wait:.2f} s")
+        if not search:
+            yield
+            return
+        try:
+            ticket = await self._scheduler.acquire(id(memory), key)  # the store: the tenant
+        except Busy as exc:
+            raise RuntimeError(f"{exc.message}; retry in {exc.retry_after:g} s") from None
+        try:
+            yield
+        finally:
+            self._scheduler.release(ticket)
 
 
 class KeyVerifier:
