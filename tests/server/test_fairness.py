@@ -64,16 +64,33 @@ def test_keys_of_one_tenant_take_turns() -> None:
     assert seen.order == ["blocker", "k1-0", "k2-0", "k1-1", "k1-2"]
 
 
-def test_one_tenant_holds_at_most_its_share_so_a_newcomer_starts_at_once() -> None:
-    queue = FairQueue(slots=2)  # tenant_slots defaults to slots - 1
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_lone_tenant_uses_every_slot_and_holds_its_share_while_another_is_active() -> None:
+    clock = Clock()
+    queue = FairQueue(slots=3, clock=clock, active_seconds=2.0)  # tenant_slots: 3 - 1
     seen = Recorder()
-    flood = [seen.ticket("A", name=f"A{i}") for i in range(4)]
+    flood = [seen.ticket("A", name=f"A{i}") for i in range(6)]
     for ticket in flood:
         queue.arrive(ticket)
-    assert seen.order == ["A0"] and queue.state() == {"running": 1, "waiting": 3}
+    assert seen.order == ["A0", "A1", "A2"]  # alone: every slot
     newcomer = seen.ticket("B", name="B0")
     queue.arrive(newcomer)
-    assert newcomer.admitted and seen.order == ["A0", "B0"]
+    queue.release(flood[0])  # A is ahead in turn but over its share now: B goes
+    assert seen.order[-1] == "B0"
+    queue.release(flood[1])
+    assert seen.order[-1] == "A3" and queue.state() == {"running": 3, "waiting": 2}
+    queue.release(newcomer)  # a slot is free, but B was active just now: A keeps to 2 of 3
+    assert queue.state() == {"running": 2, "waiting": 2}
+    clock.now = 2.5  # B quiet for longer than active_seconds: A alone again
+    queue.release(flood[2])
+    assert queue.state() == {"running": 3, "waiting": 0}
 
 
 def test_a_lone_tenant_uses_every_slot_when_its_share_allows() -> None:

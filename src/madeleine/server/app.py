@@ -70,7 +70,7 @@ class ServerSettings(BaseSettings):
     rate_limit: float = 50.0
     rate_burst: int | None = None  # default: twice the rate
     search_slots: int | None = None  # searches running at once; default: the core count
-    tenant_slots: int | None = None  # of those, one tenant's; default: search_slots - 1
+    tenant_slots: int | None = None  # one tenant's, while another is active; default: all but 1
     search_queue: int = 64  # searches one key may have waiting
     search_timeout: float = 30.0  # seconds a search may wait for its turn
     agent_timeouts: dict[str, float] = {}  # seconds per agent state, for every agent

@@ -1,16 +1,18 @@
 """Fair admission for search work: one tenant's flood waits on itself, not on everyone.
 
-All tenants of a server share one embedder and the machine's cores, and a search is taken
+All tenants of a server share one embedder and the machine's cores, and a search was taken
 first come, first served: four long queries from tenant A once put tenant B's 40 ms
 search behind seconds of A's work. Here a search, a context or a KB search first takes a
 *slot*. At most ``slots`` run at once (about the core count: more only interleave on the
-same cores) and one tenant holds at most ``tenant_slots`` of them, so a tenant arriving at
-a server busy with another finds a slot free. The requests that wait are admitted
-round-robin over tenants, and within a tenant round-robin over its API keys (FIFO per key):
-a tenant with 100 queued searches and a tenant with 1 alternate. A request waits at most
-``timeout`` seconds, and a key has at most ``key_queue`` requests waiting; past either it is
-refused with a retry hint (``Busy``), and a waiter that is cancelled or gives up leaves the
-queue, or hands back the slot it had just been given.
+same cores). A tenant alone on the server may use them all; while another tenant is active
+(it asked within the last ``active_seconds``), one tenant holds at most ``tenant_slots``
+(default: all but one), so the other finds a slot free instead of waiting for one of the
+flood's searches to end. The requests that wait are admitted round-robin over tenants, and
+within a tenant round-robin over its API keys (FIFO per key): a tenant with 100 queued
+searches and a tenant with 1 alternate. A request waits at most ``timeout`` seconds, and a
+key has at most ``key_queue`` requests waiting; past either it is refused with a retry
+hint (``Busy``), and a waiter that is cancelled or gives up leaves the queue, or hands back
+the slot it had just been given.
 
 ``FairQueue`` is the bookkeeping alone (thread-safe, no waiting, tested with fakes);
 ``FairScheduler`` puts an ``async with`` in front of it for the REST and MCP servers, so a
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Hashable
 from contextlib import asynccontextmanager
@@ -50,7 +53,14 @@ class Ticket:
 
 
 class FairQueue:
-    def __init__(self, slots: int, tenant_slots: int | None = None, key_queue: int = 64) -> None:
+    def __init__(
+        self,
+        slots: int,
+        tenant_slots: int | None = None,
+        key_queue: int = 64,
+        active_seconds: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if slots < 1:
             raise ValueError(f"slots must be 1 or more, got {slots}")
         tenant_slots = max(1, slots - 1) if tenant_slots is None else tenant_slots
@@ -66,6 +76,9 @@ class FairQueue:
         self._waiting: OrderedDict[Hashable, OrderedDict[Hashable, deque[Ticket]]] = OrderedDict()
         self._running: Counter[Hashable] = Counter()
         self._busy = 0
+        self.active_seconds = active_seconds
+        self._clock = clock
+        self._seen: OrderedDict[Hashable, float] = OrderedDict()  # tenant -> last arrival
 
     def arrive(self, ticket: Ticket) -> None:
         """Queue ``ticket``; it is woken (maybe at once) when its turn comes. ``Busy`` (429)
@@ -82,6 +95,7 @@ class FairQueue:
             if keys is None:
                 keys = self._waiting[ticket.tenant] = OrderedDict()
             keys.setdefault(ticket.key, deque()).append(ticket)
+            self._note(ticket.tenant)
             admitted = self._dispatch()
         _wake(admitted)
 
@@ -125,8 +139,9 @@ class FairQueue:
         """Admit waiters while slots are free: the first tenant in turn order that is under
         its share, then that tenant's next key; both go to the back of their turn order."""
         admitted: list[Ticket] = []
+        share = self.tenant_slots if self._others_active() else self.slots
         while self._busy < self.slots:
-            tenant = next((t for t in self._waiting if self._running[t] < self.tenant_slots), None)
+            tenant = next((t for t in self._waiting if self._running[t] < share), None)
             if tenant is None:
                 break
             keys = self._waiting[tenant]
@@ -145,6 +160,19 @@ class FairQueue:
             self._busy += 1
             admitted.append(ticket)
         return admitted
+
+
+    def _note(self, tenant: Hashable) -> None:
+        self._seen[tenant] = self._clock()
+        self._seen.move_to_end(tenant)
+
+    def _others_active(self) -> bool:
+        """Whether more than one tenant asked within ``active_seconds`` (older arrivals are
+        forgotten here)."""
+        since = self._clock() - self.active_seconds
+        while self._seen and next(iter(self._seen.values())) < since:
+            self._seen.popitem(last=False)
+        return len(self._seen) > 1
 
 
 def _wake(tickets: list[Ticket]) -> None:
