@@ -161,7 +161,6 @@ class FairQueue:
             admitted.append(ticket)
         return admitted
 
-
     def _note(self, tenant: Hashable) -> None:
         self._seen[tenant] = self._clock()
         self._seen.move_to_end(tenant)
