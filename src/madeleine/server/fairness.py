@@ -53,6 +53,9 @@ class Ticket:
 
 
 class FairQueue:
+    """Who runs and who waits, and whose turn is next (the module says how). Thread-safe:
+    requests arrive on the event loop, slots come back from handler threads."""
+
     def __init__(
         self,
         slots: int,
