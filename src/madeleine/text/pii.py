@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 
 class PiiCategory(StrEnum):
@@ -570,10 +570,10 @@ def _phrased_secrets(text: str) -> Iterator[Finding]:
     for m in _KO_SET_TO.finditer(text):
         span = _secret_span(text, m)
         if span is not None:
-            label = re.sub(r"\s+", " ", m.group("label").strip())
-            pin = re.match(_PIN_LABEL, label, re.IGNORECASE)
+            said = re.sub(r"\s+", " ", m.group("label").strip())
+            pin = re.match(_PIN_LABEL, said, re.IGNORECASE)
             category = PiiCategory.PIN if pin else PiiCategory.PASSWORD
-            yield Finding(category, span[0], span[1], text[span[0] : span[1]], label)
+            yield Finding(category, span[0], span[1], text[span[0] : span[1]], said)
 
 
 def _secrets(text: str) -> Iterator[Finding]:
@@ -697,3 +697,55 @@ def tokens_in(text: str) -> list[str]:
     """Vault tokens referenced by a (scrubbed) text, in order, without repeats."""
     seen = dict.fromkeys(t for m in PLACEHOLDER.finditer(text) if (t := m.group("token")))
     return list(seen)
+
+
+def _label_of(key: str) -> str:
+    """A JSON key read as the label of its value: ``card_number`` / ``cardNumber`` →
+    ``card number``, so {"password": "hunter2"} is scanned as "password: hunter2"."""
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key)
+    return re.sub(r"[_\-.]+", " ", spaced).strip()
+
+
+def scrub_labelled(
+    text: str,
+    label: str | None,
+    policy: Mapping[PiiCategory, Action],
+    vault_put: Callable[[PiiCategory, str], str],
+) -> Scrubbed:
+    """``text`` scrubbed as if ``label`` stood before it: a value under a key that names it
+    ("password", "phone") needs no label of its own. Only ``text`` is changed."""
+    if not label:
+        return scrub(text, policy, vault_put)
+    prefix = f"{label}: "
+    shift = len(prefix)
+    findings = [
+        Finding(f.category, f.start - shift, f.end - shift, f.value, f.label)
+        for f in scan(prefix + text)
+        if f.start >= shift
+    ]
+    return apply_policy(text, findings, policy, vault_put)
+
+
+def scrub_tree(
+    value: object,
+    policy: Mapping[PiiCategory, Action],
+    vault_put: Callable[[PiiCategory, str], str],
+    label: str | None = None,
+) -> Any:
+    """Every string in nested dicts and lists scrubbed, each read with its key as a label;
+    a number under a key that makes it PII ({"card": 4111111111111111}) becomes its
+    placeholder. Keys are kept as they are."""
+    if isinstance(value, str):
+        return scrub_labelled(value, label, policy, vault_put).text
+    if isinstance(value, Mapping):
+        return {
+            k: scrub_tree(v, policy, vault_put, _label_of(str(k)) or label)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [scrub_tree(v, policy, vault_put, label) for v in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        written = str(value)
+        scrubbed = scrub_labelled(written, label, policy, vault_put)
+        return value if scrubbed.text == written else scrubbed.text
+    return value
