@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
-from madeleine.text.pii import PiiCategory, scrub
+from madeleine.text.pii import Action, PiiCategory, scrub
 
-_MASK_ALL = dict.fromkeys(PiiCategory, "mask")
+_MASK_ALL: dict[PiiCategory, Action] = dict.fromkeys(PiiCategory, "mask")
 _HIDDEN = "…"
 
 
