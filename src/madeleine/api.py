@@ -53,7 +53,7 @@ from madeleine.text.pii import policy_from
 from madeleine.text.timeparse import from_epoch
 from madeleine.text.tokens import TokenCounter
 from madeleine.write.normalize import require_id, require_text
-from madeleine.write.privacy import Privacy
+from madeleine.write.privacy import Privacy, kb_owner
 
 Moment = datetime | str | float | None
 
@@ -434,8 +434,13 @@ class Memory(LifecycleMethods):
         return self._open().store.kb.collections()
 
     def delete_collection(self, name: str) -> int:
-        """Remove a collection and all its documents; how many documents were removed."""
-        return self._open().store.kb.delete_collection(require_collection_name(name))
+        """Remove a collection and all its documents (and the values its documents
+        vaulted); how many documents were removed."""
+        store = self._open().store
+        removed = store.kb.delete_collection(require_collection_name(name))
+        with store.transaction() as tx:
+            store.vault.forget_user(tx, kb_owner(name))
+        return removed
 
     def search_kb(
         self,
