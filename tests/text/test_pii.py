@@ -93,6 +93,9 @@ def found(text: str) -> list[tuple[str, str]]:
         ("mobile: 555 12 34 567", C.PHONE, "555 12 34 567"),
         ("reach me on +44 20 7946 0958 tomorrow", C.PHONE, "+44 20 7946 0958"),
         ("+33 6 12 34 56 78", C.PHONE, "+33 6 12 34 56 78"),
+        # a number of phone shape named as an account is an account number
+        ("the checking account (4429853327) is new", C.ACCOUNT_NUMBER, "4429853327"),
+        ("Routing is on file and account is 8829447651.", C.ACCOUNT_NUMBER, "8829447651"),
     ],
 )
 def test_english_detectors(text: str, category: PiiCategory, value: str) -> None:

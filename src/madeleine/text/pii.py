@@ -222,11 +222,17 @@ _PHONE_LABEL = re.compile(
     re.IGNORECASE,
 )
 _PHONE_VALUE = re.compile(r"\+?\(?\d[\d .\-()]{6,20}\d" + _END)
+# What a number is named as, just before it: "order 5551234567" is no phone, and "checking
+# account (4429853327)" or "account is 8829447651" is an account number.
+_NAMED_AS = r"(?:\s*(?:number|num|no\.?|#|id))?(?:\s*(?:is|was|[:=#(]))*\s*$"
 _NOT_A_PHONE_BEFORE = re.compile(
     r"(?:\b(?:order|invoice|ticket|tracking|ref(?:erence)?|confirmation|booking|transaction"
-    r"|serial|isbn|id|account|acct|card|policy|case|claim|model|part|sku|version|build)"
-    r"(?:\s*(?:number|num|no\.?|#|id))?|#|[$€£¥₩]|주문\s*번호|송장\s*번호|예약\s*번호)"
-    r"[\s:=#]*$",
+    r"|serial|isbn|id|card|policy|case|claim|model|part|sku|version|build)"
+    rf"{_NAMED_AS}|#\s*$|[$€£¥₩]\s*$|(?:주문|송장|예약)\s*번호\s*(?:는|은|:)?\s*$)",
+    re.IGNORECASE,
+)
+_ACCOUNT_BEFORE = re.compile(
+    rf"\b(?:account|acct|routing)\b{_NAMED_AS}|계좌\s*(?:번호)?\s*(?:는|은|:)?\s*$",
     re.IGNORECASE,
 )
 _NOT_A_PHONE_AFTER = re.compile(
@@ -239,20 +245,26 @@ def _digits(value: str) -> int:
     return sum(ch.isdigit() for ch in value)
 
 
-def _named_otherwise(text: str, start: int, end: int) -> bool:
-    return bool(
-        _NOT_A_PHONE_BEFORE.search(text[max(0, start - 24) : start])
-        or _NOT_A_PHONE_AFTER.match(text[end : end + 12])
-    )
+def _phone_or_named(text: str, start: int, end: int) -> PiiCategory | None:
+    """PHONE for a number of phone shape, ACCOUNT_NUMBER when named as an account, None
+    when named as something else (an order, a price)."""
+    before = text[max(0, start - 32) : start]
+    if _ACCOUNT_BEFORE.search(before):
+        return PiiCategory.ACCOUNT_NUMBER
+    if _NOT_A_PHONE_BEFORE.search(before) or _NOT_A_PHONE_AFTER.match(text[end : end + 12]):
+        return None
+    return PiiCategory.PHONE
 
 
 def _loose_phones(text: str) -> Iterator[Finding]:
     for m in _NANP_LOOSE.finditer(text):
-        if not _named_otherwise(text, m.start(), m.end()):
-            yield Finding(PiiCategory.PHONE, m.start(), m.end(), m.group())
+        if (category := _phone_or_named(text, m.start(), m.end())) is not None:
+            yield Finding(category, m.start(), m.end(), m.group())
     for m in _INTERNATIONAL.finditer(text):
-        if 8 <= _digits(m.group()) <= 15 and not _named_otherwise(text, m.start(), m.end()):
-            yield Finding(PiiCategory.PHONE, m.start(), m.end(), m.group())
+        if not 8 <= _digits(m.group()) <= 15:
+            continue
+        if (category := _phone_or_named(text, m.start(), m.end())) is not None:
+            yield Finding(category, m.start(), m.end(), m.group())
 
 
 def _labelled_phones(text: str) -> Iterator[Finding]:
