@@ -10,7 +10,9 @@ user, so a single developer's client needs no arguments.
 from __future__ import annotations
 
 import getpass
+import logging
 import os
+import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -24,6 +26,7 @@ from mcp.server.fastmcp import FastMCP
 from pydantic import AnyHttpUrl
 
 from madeleine.api import Memory
+from madeleine.errors import ItemNotFoundError, StaleVersionError, StoreReadOnlyError
 from madeleine.kb.context import entry as kb_entry
 from madeleine.kb.records import Principal
 from madeleine.records import Hit
@@ -31,6 +34,11 @@ from madeleine.server.fairness import Busy, FairScheduler
 from madeleine.server.keys import KeyRing, digest
 from madeleine.server.limits import RateLimiter
 from madeleine.server.tenants import Tenants
+
+log = logging.getLogger("madeleine.mcp")
+
+# errors whose message is written for the caller (they name the argument at fault)
+_CALLER_ERRORS = (ValueError, TypeError, ItemNotFoundError, StaleVersionError, StoreReadOnlyError)
 
 INSTRUCTIONS = (
     "Long-term memory of the user across sessions. Call `context` (or `recall`) before "
@@ -99,9 +107,19 @@ def build_mcp(
     async def call(work: Callable[[Memory], Any], search: bool = False) -> Any:
         memory = memory_for_request()  # in the request's context: the key's tenant
         if admission is None:
+            return await run(work, memory)
+        async with admission.turn(memory, search):  # refusals say why and when to retry
+            return await run(work, memory)
+
+    async def run(work: Callable[[Memory], Any], memory: Memory) -> Any:
+        try:
             return await anyio.to_thread.run_sync(work, memory)
-        async with admission.turn(memory, search):
-            return await anyio.to_thread.run_sync(work, memory)
+        except _CALLER_ERRORS:
+            raise  # the caller's own mistake: its message names the argument
+        except Exception as exc:  # never an exception's name or a server detail to the client
+            incident = uuid.uuid4().hex[:12]
+            log.exception("internal error %s in an MCP tool", incident)
+            raise RuntimeError(f"internal error (incident {incident})") from exc
 
     @server.tool()
     async def remember(
