@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from madeleine.bench.serve import run_serve
 
 
@@ -35,3 +37,23 @@ def test_the_flood_queries_are_long_and_never_repeat() -> None:
     rng = random.Random(0)
     queries = [long_query(user, 2000, rng) for _ in range(20)]
     assert all(len(q) == 2000 for q in queries) and len(set(queries)) == 20
+
+
+def test_no_search_in_either_phase_repeats_an_earlier_text(monkeypatch: Any) -> None:
+    """A repeated text would be answered from the query cache and flatter the flooded phase."""
+    from madeleine.bench import noisy
+
+    sent: list[str] = []
+    real = noisy._searches
+
+    async def spy(http: Any, user: Any, query: Any, *rest: Any) -> int:
+        def recorded(rng: Any, n: int) -> str:
+            text: str = query(rng, n)
+            sent.append(text)
+            return text
+
+        return await real(http, user, recorded, *rest)
+
+    monkeypatch.setattr(noisy, "_searches", spy)
+    noisy.run_noisy_neighbour(seconds=1.0, flood_clients=1, query_chars=300, turns_per_user=20)
+    assert len(sent) == len(set(sent)) > 2

@@ -12,6 +12,7 @@ stays within 2x of its idle p95.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import random
 import secrets
@@ -183,8 +184,11 @@ async def _phases(
             limits=httpx.Limits(max_connections=result.flood_clients + result.quiet_clients + 2),
         )
 
-    def short(rng: random.Random, sent: int) -> str:  # distinct text: no cached embedding
-        return f"{rng.choice(quiet.queries).text} ({sent})"
+    numbers = itertools.count()
+
+    def short(rng: random.Random, sent: int) -> str:
+        # a number no query had before, in either phase: no cached embedding answers it
+        return f"{rng.choice(quiet.queries).text} ({next(numbers)})"
 
     async with client(keys["A"]) as flood_http, client(keys["B"]) as quiet_http:
         result.seed_turns = await _seed(flood_http, [noisy], progress)
