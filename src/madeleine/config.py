@@ -70,7 +70,7 @@ class EmbedSettings(BaseModel):
         description="characters of the previous turn kept as an episode's context",
     )
     query_max_tokens: int = Field(
-        default=64,
+        default=48,
         ge=16,
         le=512,
         description="tokens of a query the embedder reads; the rest is cut before the search "
