@@ -16,7 +16,7 @@ from typing import Any
 
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
-from madeleine.embed.cut import QueryCut
+from madeleine.embed.cut import LEXICAL_QUERY_TOKENS, QueryCut
 from madeleine.engine import Engine, build_engine
 from madeleine.errors import ItemNotFoundError, StoreClosedError
 from madeleine.facts.cards import Card
@@ -103,7 +103,9 @@ class Memory(LifecycleMethods):
             rebuild=rebuild,
             read_only=read_only,
         )
-        self._cut = QueryCut(self._engine.embedder, self.settings.embed.query_max_tokens)
+        # the words every stage reads: one window of the embedder, at most (the embedding
+        # itself reads fewer: embed.query_max_tokens, cut by the searcher)
+        self._cut = QueryCut(self._engine.embedder, LEXICAL_QUERY_TOKENS)
         self._closed = False
 
     # -- writing --------------------------------------------------------------------------------

@@ -73,8 +73,8 @@ class EmbedSettings(BaseModel):
         default=48,
         ge=16,
         le=512,
-        description="tokens of a query the embedder reads; the rest is cut before the search "
-        "(a per-request cost cap)",
+        description="tokens of a query the embedding reads (a per-request cost cap); the "
+        "lexical stages read up to one window of the embedder (512 tokens)",
     )
 
     @field_validator("model")

