@@ -116,10 +116,11 @@ def test_a_path_in_a_request_is_text_never_a_server_file(
     # a file, a folder and nothing at all answer alike: no existence oracle
     assert len(set(answers.values())) == 1
     client.post("/v1/wait", json={}, headers=A)
-    hits = client.post(
-        "/v1/kb/search", json={"query": "root password hunter2", "limit": 50}, headers=A
-    ).json()
-    assert hits["hits"] and all("hunter2" not in h["text"] for h in hits["hits"])
+    for query in ("server secret txt", "root password hunter2"):  # the paths; the file's words
+        hits = client.post("/v1/kb/search", json={"query": query, "limit": 50}, headers=A)
+        assert all("hunter2" not in h["text"] for h in hits.json()["hits"])
+    found = client.post("/v1/kb/search", json={"query": "server secret txt"}, headers=A).json()
+    assert found["hits"], "the paths were stored as text, and are found as text"
     listing = client.get("/v1/kb/hr/documents", headers=A).text
     assert "hunter2" not in listing
 
