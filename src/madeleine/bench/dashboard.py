@@ -114,7 +114,7 @@ def run_dashboard(
     result = DashboardResult(repeats=repeats, bundle=bundle_sizes())
     with tempfile.TemporaryDirectory(prefix="madeleine-bench-dashboard-") as workdir:
         data = Path(workdir)
-        _, key = key_ring(data).create("demo", "bench")
+        _, key = key_ring(data).create("demo", "bench", scopes=("read", "write", "admin"))
         app = create_app(ServerSettings(data=data), embedder=embedder)
         headers = {"Authorization": f"Bearer {key}"}
         with TestClient(app) as client:

@@ -1,0 +1,167 @@
+"""Operator routes: who the key is, the metrics, a tenant's keys and its audit log.
+
+A tenant key with the ``admin`` scope manages its own tenant's keys and reads its own
+metrics and audit log; it can hand out no more than it holds (scopes it has, limits at
+least as narrow as its own). A server operator key (``madeleine keys create --operator``)
+reads the server-wide metrics and manages the keys and audit log of every tenant (naming it
+with ``tenant``). Operator keys themselves are made only on the server's command line.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
+
+from madeleine.server.deps import Granted, Named, Names, audit, status_of
+from madeleine.server.errors import ApiError
+from madeleine.server.grants import Grant, ScopeError
+from madeleine.server.keys import KeyRecord, KeyRing, require_tenant
+from madeleine.server.metrics import Metrics
+from madeleine.store.audit_rows import AuditQuery
+
+
+class KeyBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tenant: StrictStr | None = Field(None, description="default: the calling key's tenant")
+    scopes: list[Literal["read", "write", "admin"]] | None = Field(
+        None, description="default: read and write"
+    )
+    collections: list[StrictStr] | None = Field(None, description="default: every collection")
+    users: list[StrictStr] | None = Field(None, description="default: every end user")
+    label: StrictStr = Field("", max_length=200)
+
+
+def _admin(grant: Grant, tenant: str | None) -> str:
+    """The tenant an admin request acts on: the key's own, or any named one for an
+    operator key (403 otherwise)."""
+    if grant.operator:
+        if tenant is None:
+            raise ScopeError("an operator key names the tenant: add tenant=<name>")
+        return require_tenant(tenant)
+    grant.require("admin")
+    own = grant.require_tenant()
+    if tenant is not None and tenant != own:
+        raise ScopeError(f"this key may not reach tenant {tenant!r}")
+    return own
+
+
+def _within(grant: Grant, body: KeyBody) -> None:
+    """A tenant admin hands out no more than it holds."""
+    if grant.operator:
+        return
+    for scope in body.scopes or ("read", "write"):
+        grant.require(scope)
+    for field, mine, asked in (
+        ("collections", grant.collections, body.collections),
+        ("users", grant.users, body.users),
+    ):
+        if mine is None:
+            continue
+        if asked is None:
+            raise ScopeError(f"this key is limited in {field}: the new key must be too")
+        outside = sorted(set(asked) - mine)
+        if outside:
+            raise ScopeError(f"this key may not reach {field} {', '.join(map(repr, outside))}")
+
+
+def admin_router(metrics: Metrics) -> APIRouter:
+    router = APIRouter()
+
+    def ring(request: Request) -> KeyRing:
+        found: KeyRing = request.app.state.keys
+        return found
+
+    def changed(request: Request, grant: Grant, named: Named, tenant: str, work: Any) -> Any:
+        """Run a key change and audit it in ``tenant``'s log, refused or not."""
+        status = 200
+        try:
+            return work()
+        except BaseException as exc:
+            status = status_of(exc)
+            raise
+        finally:
+            audit(request, grant, named, status, tenant=tenant)
+
+    @router.get("/metrics", tags=["operations"])
+    def prometheus(grant: Granted) -> Response:
+        """A tenant's own series for its admin key; every series for an operator key."""
+        if not grant.operator:
+            grant.require("admin")
+        tenant = None if grant.operator else grant.require_tenant()
+        return Response(metrics.exposition(tenant), media_type="text/plain; version=0.0.4")
+
+    @router.get("/v1/whoami", tags=["operations"])
+    def whoami(grant: Granted) -> dict[str, Any]:
+        """The calling key's tenant, scopes and limits (what the dashboard shows)."""
+        return grant.to_dict()
+
+    @router.get("/v1/keys", tags=["operations"])
+    def keys(
+        request: Request,
+        grant: Granted,
+        tenant: str | None = None,
+        include_revoked: bool = False,
+    ) -> dict[str, Any]:
+        if grant.operator and tenant is None:
+            found = ring(request).list(include_revoked)
+        else:
+            found = ring(request).list(include_revoked, tenant=_admin(grant, tenant))
+        return {"keys": [r.to_dict() for r in found]}
+
+    @router.post("/v1/keys", tags=["operations"])
+    def create_key(request: Request, body: KeyBody, grant: Granted, named: Names) -> dict[str, Any]:
+        tenant = _admin(grant, body.tenant)
+
+        def create() -> dict[str, Any]:
+            _within(grant, body)
+            record, key = ring(request).create(
+                tenant,
+                body.label,
+                scopes=body.scopes or ("read", "write"),
+                collections=body.collections,
+                users=body.users,
+            )
+            return {"key": key, **record.to_dict()}
+
+        return dict(changed(request, grant, named, tenant, create))
+
+    @router.delete("/v1/keys/{key_id}", tags=["operations"])
+    def revoke_key(request: Request, key_id: int, grant: Granted, named: Names) -> dict[str, Any]:
+        record: KeyRecord | None = ring(request).get(key_id)
+        if record is None or record.revoked_at is not None or record.tenant is None:
+            raise ApiError(404, "not_found", f"no active tenant key {key_id}")
+        if not grant.operator and record.tenant != grant.tenant:
+            raise ApiError(404, "not_found", f"no active tenant key {key_id}")
+        tenant = _admin(grant, record.tenant)
+
+        def revoke() -> dict[str, Any]:
+            ring(request).revoke(str(key_id))
+            request.app.state.auth.forget_cached_keys()  # stops working now, here
+            return {"revoked": key_id}
+
+        return dict(changed(request, grant, named, tenant, revoke))
+
+    @router.get("/v1/audit", tags=["operations"])
+    def audit_log(
+        request: Request,
+        grant: Granted,
+        tenant: str | None = None,
+        user_id: Annotated[str | None, Query()] = None,
+        key_id: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        before_id: int | None = None,
+        limit: int = 100,
+    ) -> dict[str, Any]:
+        """Who changed what and when in a tenant, newest first (never the content)."""
+        owner = _admin(grant, tenant)
+        grant.require_user(user_id)
+        query = AuditQuery(user_id, key_id, since, until, before_id, limit)
+        entries = request.app.state.tenants.memory(owner).audit_log(query)
+        return {"entries": [e.to_dict() for e in entries]}
+
+    return router
