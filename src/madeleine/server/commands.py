@@ -250,6 +250,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     from madeleine.embed.factory import load_embedder
     from madeleine.server.app import ServerSettings
     from madeleine.server.mcp_server import (
+        Access,
         KeyVerifier,
         build_mcp,
         default_groups,
@@ -261,19 +262,19 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     data = Path(args.data)
     if args.transport == "stdio":
         with Memory(data) as memory:
-            build_mcp(lambda: memory, default_user(), groups=default_groups()).run("stdio")
+            build_mcp(lambda: Access(memory), default_user(), groups=default_groups()).run("stdio")
         return 0
     settings = Settings.from_env(dict(os.environ))
     tenants = Tenants(data, settings, load_embedder(settings.embed.model))
-    ring = key_ring(data, ServerSettings().api_keys)
+    verifier = KeyVerifier(key_ring(data, ServerSettings().api_keys))
     try:
         server = build_mcp(
-            tenant_memory(tenants),
+            tenant_memory(tenants, verifier),
             default_user(),
             groups=default_groups(),
             host=args.host,
             port=args.port,
-            token_verifier=KeyVerifier(ring),
+            token_verifier=verifier,
         )
         server.run("streamable-http")
     finally:
