@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
@@ -68,6 +68,24 @@ def _within(grant: Grant, body: KeyBody) -> None:
             raise ScopeError(f"this key may not reach {field} {', '.join(map(repr, outside))}")
 
 
+def admin_grant(request: Request, grant: Granted, named: Names) -> Grant:
+    """An operator key, or a tenant key with the ``admin`` scope: checked before the body
+    is read, so a key without the scope hears 403 whatever it sent (a refused key change is
+    audited)."""
+    if grant.operator:
+        return grant
+    try:
+        grant.require("admin")
+    except ScopeError as exc:
+        if request.method != "GET" and grant.tenant is not None:
+            audit(request, grant, named, 403)
+        raise ApiError(403, "forbidden", str(exc)) from exc
+    return grant
+
+
+Admin = Annotated[Grant, Depends(admin_grant)]
+
+
 def admin_router(metrics: Metrics) -> APIRouter:
     router = APIRouter()
 
@@ -75,22 +93,22 @@ def admin_router(metrics: Metrics) -> APIRouter:
         found: KeyRing = request.app.state.keys
         return found
 
-    def changed(request: Request, grant: Grant, named: Named, tenant: str, work: Any) -> Any:
-        """Run a key change and audit it in ``tenant``'s log, refused or not."""
-        status = 200
+    def changed(request: Request, grant: Grant, named: Named, work: Any) -> dict[str, Any]:
+        """Run a key change, ``work(tenant_box)``, and audit it, refused or not, in the log
+        of the tenant it acts on (the one ``work`` puts in the box; else the key's own)."""
+        status, box = 200, [grant.tenant]
         try:
-            return work()
+            return dict(work(box))
         except BaseException as exc:
             status = status_of(exc)
             raise
         finally:
-            audit(request, grant, named, status, tenant=tenant)
+            if box[-1] is not None:
+                audit(request, grant, named, status, tenant=box[-1])
 
     @router.get("/metrics", tags=["operations"])
-    def prometheus(grant: Granted) -> Response:
+    def prometheus(grant: Admin) -> Response:
         """A tenant's own series for its admin key; every series for an operator key."""
-        if not grant.operator:
-            grant.require("admin")
         tenant = None if grant.operator else grant.require_tenant()
         return Response(metrics.exposition(tenant), media_type="text/plain; version=0.0.4")
 
@@ -102,7 +120,7 @@ def admin_router(metrics: Metrics) -> APIRouter:
     @router.get("/v1/keys", tags=["operations"])
     def keys(
         request: Request,
-        grant: Granted,
+        grant: Admin,
         tenant: str | None = None,
         include_revoked: bool = False,
     ) -> dict[str, Any]:
@@ -114,9 +132,9 @@ def admin_router(metrics: Metrics) -> APIRouter:
 
     @router.post("/v1/keys", tags=["operations"])
     def create_key(request: Request, body: KeyBody, grant: Granted, named: Names) -> dict[str, Any]:
-        tenant = _admin(grant, body.tenant)
-
-        def create() -> dict[str, Any]:
+        def create(box: list[str | None]) -> dict[str, Any]:
+            tenant = _admin(grant, body.tenant)
+            box.append(tenant)
             _within(grant, body)
             record, key = ring(request).create(
                 tenant,
@@ -127,28 +145,28 @@ def admin_router(metrics: Metrics) -> APIRouter:
             )
             return {"key": key, **record.to_dict()}
 
-        return dict(changed(request, grant, named, tenant, create))
+        return changed(request, grant, named, create)
 
     @router.delete("/v1/keys/{key_id}", tags=["operations"])
     def revoke_key(request: Request, key_id: int, grant: Granted, named: Names) -> dict[str, Any]:
-        record: KeyRecord | None = ring(request).get(key_id)
-        if record is None or record.revoked_at is not None or record.tenant is None:
-            raise ApiError(404, "not_found", f"no active tenant key {key_id}")
-        if not grant.operator and record.tenant != grant.tenant:
-            raise ApiError(404, "not_found", f"no active tenant key {key_id}")
-        tenant = _admin(grant, record.tenant)
-
-        def revoke() -> dict[str, Any]:
+        def revoke(box: list[str | None]) -> dict[str, Any]:
+            if not grant.operator:
+                grant.require("admin")
+            record: KeyRecord | None = ring(request).get(key_id)
+            mine = record is not None and (grant.operator or record.tenant == grant.tenant)
+            if record is None or not mine or record.tenant is None or record.revoked_at:
+                raise ApiError(404, "not_found", f"no active key {key_id} of this tenant")
+            box.append(_admin(grant, record.tenant))
             ring(request).revoke(str(key_id))
             request.app.state.auth.forget_cached_keys()  # stops working now, here
             return {"revoked": key_id}
 
-        return dict(changed(request, grant, named, tenant, revoke))
+        return changed(request, grant, named, revoke)
 
     @router.get("/v1/audit", tags=["operations"])
     def audit_log(
         request: Request,
-        grant: Granted,
+        grant: Admin,
         tenant: str | None = None,
         user_id: Annotated[str | None, Query()] = None,
         key_id: str | None = None,
