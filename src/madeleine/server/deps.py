@@ -10,7 +10,6 @@ the key's limits, with a 403 naming what is missing.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -77,9 +76,11 @@ async def named_in_request(request: Request) -> Named:
 async def _json_body(request: Request) -> Any:
     if request.method not in ("POST", "PUT", "PATCH"):
         return None
+    if not await request.body():
+        return None
     try:
-        return json.loads(await request.body() or b"null")
-    except ValueError:  # FastAPI answers a malformed body itself
+        return await request.json()  # parsed once per request (Starlette keeps it)
+    except (ValueError, RecursionError):  # FastAPI answers a malformed body itself
         return None
 
 
