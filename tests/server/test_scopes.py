@@ -205,6 +205,10 @@ def test_a_user_limited_key_reaches_only_its_users(server: Server) -> None:
     everyone = client.post("/v1/maintain", json={"user_id": None}, headers=key)
     assert everyone.status_code == 403 and "give user_id" in everyone.json()["error"]["message"]
     assert client.get("/v1/users", headers=key).status_code == 403
+    as_other = {"query": "tea", "principal": {"user_id": "u3", "groups": []}}
+    assert client.post("/v1/kb/search", json=as_other, headers=key).status_code == 403
+    as_mine = {"query": "tea", "principal": {"user_id": "u2", "groups": []}}
+    assert client.post("/v1/kb/search", json=as_mine, headers=key).status_code == 200
     assert client.get("/v1/audit", headers=key).status_code == 403
     assert client.get("/v1/audit", params={"user_id": "u1"}, headers=key).status_code == 200
 

@@ -52,9 +52,9 @@ class Named:
 
 
 async def named_in_request(request: Request) -> Named:
-    """``user_id`` from the query or the JSON body, ``collection`` from the path and
-    ``collections`` from the body. A key present with null (``"user_id": null``) counts:
-    it asks for every user."""
+    """``user_id`` from the query or the JSON body (and a KB principal's), ``collection`` from
+    the path and ``collections`` from the body. A key present with null (``"user_id":
+    null``) counts: it asks for every user."""
     users: list[str | None] = []
     collections: list[str] = []
     if "user_id" in request.query_params:
@@ -67,6 +67,9 @@ async def named_in_request(request: Request) -> Named:
         if "user_id" in body:
             value = body["user_id"]
             users.append(value if isinstance(value, str) or value is None else str(value))
+        principal = body.get("principal")  # a KB search asks as one of the key's users
+        if isinstance(principal, dict) and principal.get("user_id") is not None:
+            users.append(str(principal["user_id"]))
         named = body.get("collections")
         if isinstance(named, list):
             collections += [str(c) for c in named]
