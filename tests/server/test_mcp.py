@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from madeleine.config import Settings
 from madeleine.server.keys import key_ring
-from madeleine.server.mcp_server import KeyVerifier, build_mcp, tenant_memory
+from madeleine.server.mcp_server import Access, KeyVerifier, build_mcp, tenant_memory
 from madeleine.server.tenants import Tenants
 from tests.fakes import HashingEmbedder
 from tests.server.conftest import LiveServer
@@ -171,3 +171,32 @@ def test_http_tools_respect_the_key_scopes_and_limits(mcp_http: _McpHttp) -> Non
     accept = {"Accept": "application/json, text/event-stream"}
     as_operator = {**accept, "Authorization": f"Bearer {operator}"}
     assert httpx.post(mcp_http.url, json=body, headers=as_operator).status_code == 401
+
+
+class _Failing:
+    """A store whose every call fails with a server-side detail."""
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        raise FileNotFoundError("[Errno 2] No such file or directory: '/srv/secret.md'")
+
+    def profile(self, *args: Any, **kwargs: Any) -> Any:
+        raise ValueError("user_id must be a non-empty str")
+
+
+def test_mcp_errors_never_name_exceptions_or_server_details() -> None:
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    server = build_mcp(lambda: Access(_Failing()), "dev")  # type: ignore[arg-type]
+
+    async def run() -> tuple[Any, Any]:
+        async with create_connected_server_and_client_session(server._mcp_server) as session:
+            failed = await session.call_tool("recall", {"query": "x"})
+            refused = await session.call_tool("profile", {})
+            return failed, refused
+
+    failed, refused = asyncio.run(run())
+    text = " ".join(p.text for p in failed.content if hasattr(p, "text"))
+    assert failed.isError and "internal error (incident" in text
+    assert "FileNotFound" not in text and "secret" not in text and "Errno" not in text
+    said = " ".join(p.text for p in refused.content if hasattr(p, "text"))
+    assert refused.isError and "user_id must be" in said  # the caller's own mistake, as said

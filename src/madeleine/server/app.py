@@ -37,7 +37,6 @@ from madeleine.server.deps import (
     public_stats,
 )
 from madeleine.server.errors import ApiError
-from madeleine.server.files import private_dir
 from madeleine.server.grants import Grant
 from madeleine.server.inspect_routes import inspect_router
 from madeleine.server.kb_routes import kb_router, principal_of
@@ -58,6 +57,7 @@ from madeleine.server.schemas import (
 )
 from madeleine.server.tenants import Tenants
 from madeleine.shortterm.agent import AgentState, ConcurrentUpdateError
+from madeleine.store.private import private_directory
 
 log = logging.getLogger("madeleine.server")
 
@@ -153,7 +153,7 @@ def create_app(
     configured one, loaded once)."""
     server = server or ServerSettings()
     settings = settings or Settings.from_env(dict(os.environ))
-    data = private_dir(server.data)  # owner-only: it holds every tenant's data and keys.db
+    data = private_directory(server.data)  # owner-only: it holds every tenant's data and keys.db
     tenants = Tenants(data, settings, embedder or load_embedder(settings.embed.model))
     ring = key_ring(data, server.api_keys)
     if ring.empty:
@@ -277,9 +277,10 @@ def create_app(
 
     @app.get("/v1/facts/{fact_id}/history", tags=["read"])
     def history(fact_id: str, user_id: UserId, memory: ReadTenant) -> dict[str, Any]:
-        return {
-            "history": [c.model_dump(mode="json") for c in memory.history(fact_id, user_id=user_id)]
-        }
+        versions = memory.history(fact_id, user_id=user_id)
+        if not versions:  # a fact has at least one version: none means no such fact
+            raise ApiError(404, "not_found", f"user {user_id!r} has no fact {fact_id!r}")
+        return {"history": [c.model_dump(mode="json") for c in versions]}
 
     @app.get("/v1/profile", tags=["read"])
     def profile(user_id: UserId, memory: ReadTenant) -> dict[str, Any]:

@@ -20,7 +20,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from madeleine.server.files import private_dir, private_file
 from madeleine.server.grants import (
     DEFAULT,
     FULL,
@@ -30,6 +29,7 @@ from madeleine.server.grants import (
     require_limit,
     require_scopes,
 )
+from madeleine.store.private import private_directory, private_file, tighten_existing
 
 # fullmatch, not match with "$": "$" also matches before a final newline
 _TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -140,15 +140,16 @@ class KeyRing:
         self._path = path
         self._env = {digest(k): require_tenant(t) for k, t in (env_keys or {}).items()}
         self._lock = threading.Lock()
-        private_dir(path.parent)
-        private_file(path)
+        private_directory(path.parent)
+        private_file(path)  # SQLite gives the -wal and -shm files this file's mode
         with self._connect() as conn:
             conn.executescript(_SCHEMA)
             have = {str(row[1]) for row in conn.execute("PRAGMA table_info(api_keys)")}
             for column, kind in _COLUMNS.items():
                 if column not in have:
                     conn.execute(f"ALTER TABLE api_keys ADD COLUMN {column} {kind}")
-        private_file(path)  # the journals exist now
+        for journal in ("-wal", "-shm"):  # journals of a key file made before this rule
+            tighten_existing(path.with_name(path.name + journal))
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self._path, timeout=30, isolation_level=None)

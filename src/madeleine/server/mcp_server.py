@@ -13,8 +13,10 @@ arguments.
 from __future__ import annotations
 
 import getpass
+import logging
 import os
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,6 +31,7 @@ from mcp.server.fastmcp import FastMCP
 from pydantic import AnyHttpUrl
 
 from madeleine.api import Memory
+from madeleine.errors import ItemNotFoundError, StaleVersionError, StoreReadOnlyError
 from madeleine.kb.context import entry as kb_entry
 from madeleine.kb.records import Principal
 from madeleine.records import Hit
@@ -36,6 +39,11 @@ from madeleine.server.grants import Grant, Scope, ScopeError
 from madeleine.server.keys import KeyRing, digest
 from madeleine.server.tenants import Tenants
 from madeleine.store.audit_rows import AuditEntry
+
+log = logging.getLogger("madeleine.mcp")
+
+# errors whose message is written for the caller (they name the argument at fault)
+_CALLER_ERRORS = (ValueError, TypeError, ItemNotFoundError, StaleVersionError, StoreReadOnlyError)
 
 INSTRUCTIONS = (
     "Long-term memory of the user across sessions. Call `context` (or `recall`) before "
@@ -116,22 +124,27 @@ def build_mcp(
         target: str = "",
     ) -> Any:
         """Run ``work`` on the key's store once the key may (``scope``, ``user_id``); a
-        ``tool`` call is audited, refused or not."""
+        ``tool`` call is audited, refused or not. A caller's mistake is said as such; any
+        other failure is an incident id, never an exception's name or a server detail."""
         access = access_for_request()  # in the request's context: the key's tenant
         grant = access.grant
-        if grant is None:
-            return await anyio.to_thread.run_sync(work, access.memory)
         status = 200
         try:
-            grant.require(scope)
-            if user_id is not None:
-                grant.require_user(user_id)
+            if grant is not None:
+                grant.require(scope)
+                if user_id is not None:
+                    grant.require_user(user_id)
             return await anyio.to_thread.run_sync(work, access.memory)
-        except BaseException as exc:
-            status = 403 if isinstance(exc, ScopeError) else 400 if _refusal(exc) else 500
-            raise
+        except (*_CALLER_ERRORS, ScopeError) as exc:
+            status = 403 if isinstance(exc, ScopeError) else 400
+            raise  # the caller's own mistake: its message names the argument or the scope
+        except Exception as exc:
+            status = 500
+            incident = uuid.uuid4().hex[:12]
+            log.exception("internal error %s in an MCP tool", incident)
+            raise RuntimeError(f"internal error (incident {incident})") from exc
         finally:
-            if tool is not None and grant.tenant is not None:
+            if tool is not None and grant is not None and grant.tenant is not None:
                 entry = AuditEntry(
                     at=time.time(),
                     key_id=grant.key_id,
@@ -231,10 +244,6 @@ def build_mcp(
         return f"Deleted {memory_id}." if deleted else f"No memory {memory_id} for this user."
 
     return server
-
-
-def _refusal(exc: BaseException) -> bool:
-    return isinstance(exc, ValueError | TypeError | KeyError)
 
 
 class KeyVerifier:

@@ -14,7 +14,7 @@ from typing import Any
 
 from madeleine.records import AddResult
 from madeleine.store.ports import Store
-from madeleine.text.pii import Action, PiiCategory, scrub
+from madeleine.text.pii import Action, PiiCategory, scrub, scrub_tree
 from madeleine.write.normalize import (
     normalize_messages,
     render_event,
@@ -63,6 +63,7 @@ class Intake:
                 max_chars=self._max_chars,
                 max_messages=self._max_messages,
                 scrub=lambda text: scrub(text, self._policy, put).text,
+                scrub_tree=lambda value: scrub_tree(value, self._policy, put),
                 kind=kind,
             )
         added, duplicates = self._store.append_events(events)
@@ -90,6 +91,11 @@ class Intake:
         if not isinstance(payload, dict):
             raise TypeError(f"data must be a dict, got {payload.__class__.__name__}")
         require_metadata(payload, "data")
+        # the data is scrubbed before it is rendered: its keys label its values
+        # ({"phone": "5551234567"}), which the rendered line no longer shows as labels
+        with self._store.transaction() as tx:
+            put = self._store.vault.putter(tx, require_id(user_id, "user_id"))
+            payload = scrub_tree(payload, self._policy, put)
         message: dict[str, Any] = {
             "role": "event",
             "name": type,

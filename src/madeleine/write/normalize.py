@@ -16,6 +16,8 @@ from madeleine.text.timeparse import parse_timestamp, to_epoch
 _KNOWN_KEYS = frozenset({"role", "content", "name", "id", "timestamp", "metadata"})
 _MAX_ID_CHARS = 512
 MAX_METADATA_BYTES = 64 * 1024  # a message's metadata, as JSON
+# Vault owners that are not users (a KB collection's values) start with this: no user may.
+RESERVED_ID_PREFIX = "\x1f"
 
 
 def require_text(value: str, field: str) -> str:
@@ -72,6 +74,8 @@ def require_id(value: object, argument: str) -> str:
         raise ValueError(f"{argument} must be a non-empty string")
     if len(value) > _MAX_ID_CHARS:
         raise ValueError(f"{argument} is longer than {_MAX_ID_CHARS} characters")
+    if value.startswith(RESERVED_ID_PREFIX):
+        raise ValueError(f"{argument} must not start with \\x1f (reserved for collections)")
     return require_text(value, argument)
 
 
@@ -86,10 +90,12 @@ def normalize_messages(
     max_messages: int,
     scrub: Callable[[str], str] | None = None,
     kind: str = "message",
+    scrub_tree: Callable[[Any], Any] | None = None,
 ) -> list[NewEvent]:
     """Validate every message before anything is written, so a bad batch writes nothing.
-    ``scrub`` (PII policy) rewrites each content, and every string in its metadata, before
-    it is hashed or stored."""
+    ``scrub`` (PII policy) rewrites each content, and every string in its metadata (or
+    ``scrub_tree``, which reads each metadata key as the label of its value), before it is
+    hashed or stored."""
     if isinstance(messages, Mapping):
         messages = [messages]
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
@@ -149,6 +155,9 @@ def normalize_messages(
         occurred_at = to_epoch(occurred)
         if scrub is not None:
             content = scrub(content)
+        if scrub_tree is not None:
+            metadata = scrub_tree(metadata)
+        elif scrub is not None:
             metadata = map_strings(metadata, scrub)
         # Identical messages inside one call stay distinct; re-adding the call dedupes them all.
         key = (role, content, name, occurred_at)
