@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from madeleine.audit_api import AuditMethods
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
 from madeleine.embed.cut import LEXICAL_QUERY_TOKENS, QueryCut
@@ -62,7 +63,7 @@ Moment = datetime | str | float | None
 DEFAULT_PATH = "./memory-data"
 
 
-class Memory(LifecycleMethods):
+class Memory(LifecycleMethods, AuditMethods):
     """Long-term memory for an agent's users, stored in ``path``.
 
     ``add`` returns once messages are durably logged; indexing happens in a background worker

@@ -275,8 +275,13 @@ def test_mcp_tools_are_rate_limited_per_key_and_searches_wait_for_a_fair_slot(
     ring = key_ring(tmp_path / "data", {"key-a": "alpha"})
     scheduler = FairScheduler(slots=1, timeout=0.2)
     admission = Admission(RateLimiter(0.5, 6), scheduler)  # 6 calls, then 1 per 2 s
+    verifier = KeyVerifier(ring)
     server = build_mcp(
-        tenant_memory(tenants), "dev", port=0, token_verifier=KeyVerifier(ring), admission=admission
+        tenant_memory(tenants, verifier),
+        "dev",
+        port=0,
+        token_verifier=verifier,
+        admission=admission,
     )
     live = LiveServer(app=server.streamable_http_app())
 

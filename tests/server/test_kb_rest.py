@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from madeleine import Memory
-from madeleine.server.mcp_server import build_mcp
+from madeleine.server.mcp_server import Access, build_mcp
 from tests.fakes import HashingEmbedder
 from tests.server.conftest import A, B
 
@@ -170,7 +170,7 @@ def test_mcp_search_kb_reads_as_the_configured_user_and_groups(tmp_path: Path) -
         assert memory.wait(30)
 
         async def found(groups: list[str]) -> str:
-            server = build_mcp(lambda: memory, "u1", groups=groups)
+            server = build_mcp(lambda: Access(memory), "u1", groups=groups)
             async with create_connected_server_and_client_session(server) as session:
                 result = await session.call_tool("search_kb", {"query": "directors leave days"})
                 assert not result.isError

@@ -20,6 +20,7 @@ from madeleine.errors import (
     StoreReadOnlyError,
 )
 from madeleine.server.access_log import redact_target
+from madeleine.server.grants import ScopeError
 
 log = logging.getLogger("madeleine.server")
 
@@ -80,6 +81,10 @@ def install(app: FastAPI) -> None:
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "error")
         return error_response(exc.status_code, code, str(exc.detail), dict(exc.headers or {}))
+
+    @app.exception_handler(ScopeError)
+    async def out_of_scope(request: Request, exc: ScopeError) -> JSONResponse:
+        return error_response(403, "forbidden", str(exc))
 
     @app.exception_handler(ValueError)
     async def bad_value(request: Request, exc: ValueError) -> JSONResponse:
