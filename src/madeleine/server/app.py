@@ -17,6 +17,7 @@ from typing import Any
 from cachetools import TTLCache
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import Response
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from madeleine import __version__
@@ -46,7 +47,7 @@ from madeleine.server.schemas import (
     UserBody,
     WaitBody,
 )
-from madeleine.server.tenants import Tenants
+from madeleine.server.tenants import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_OPEN, Tenants
 from madeleine.shortterm.agent import AgentState, ConcurrentUpdateError
 
 log = logging.getLogger("madeleine.server")
@@ -57,7 +58,8 @@ _KEY_CACHE_SECONDS = 5.0  # a revoked key stops working within this long
 class ServerSettings(BaseSettings):
     """``MADELEINE_DATA``, ``MADELEINE_API_KEYS`` (JSON ``{"key": "tenant"}``),
     ``MADELEINE_MAX_BODY_BYTES``, ``MADELEINE_RATE_LIMIT`` (requests/s per key, 0: off),
-    ``MADELEINE_RATE_BURST``, ``MADELEINE_AGENT_TIMEOUTS`` (JSON ``{"waiting_input": 3600}``)."""
+    ``MADELEINE_RATE_BURST``, ``MADELEINE_AGENT_TIMEOUTS`` (JSON ``{"waiting_input": 3600}``),
+    ``MADELEINE_MAX_OPEN_TENANTS``, ``MADELEINE_TENANT_IDLE_SECONDS``."""
 
     model_config = SettingsConfigDict(env_prefix="MADELEINE_", extra="ignore")
 
@@ -67,6 +69,10 @@ class ServerSettings(BaseSettings):
     rate_limit: float = 0.0
     rate_burst: int | None = None
     agent_timeouts: dict[str, float] = {}  # seconds per agent state, for every agent
+    # bounded memory: tenant stores open at once (idle ones beyond it close, least recently
+    # used first) and how long an unused one stays open (server/tenants.py)
+    max_open_tenants: int = Field(default=DEFAULT_MAX_OPEN, ge=1)
+    tenant_idle_seconds: float = Field(default=DEFAULT_IDLE_SECONDS, gt=0, allow_inf_nan=False)
 
 
 class _Auth:
@@ -108,9 +114,6 @@ class _Auth:
                 {"Retry-After": str(max(1, round(wait)))},
             )
         return tenant
-
-    def memory(self, request: Request) -> Memory:
-        return self._tenants.memory(self.tenant(request))
 
     def forget_cached_keys(self) -> None:
         """Look every key up again now (a revoked key otherwise works for a few seconds)."""
@@ -154,7 +157,13 @@ def create_app(
     settings = settings or Settings.from_env(dict(os.environ))
     data = server.data
     data.mkdir(parents=True, exist_ok=True)
-    tenants = Tenants(data, settings, embedder or load_embedder(settings.embed.model))
+    tenants = Tenants(
+        data,
+        settings,
+        embedder or load_embedder(settings.embed.model),
+        max_open=server.max_open_tenants,
+        idle_seconds=server.tenant_idle_seconds,
+    )
     ring = key_ring(data, server.api_keys)
     if ring.empty:
         log.warning(

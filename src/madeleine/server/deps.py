@@ -3,6 +3,7 @@ parameter naming a user. One definition, so every router resolves tenants the sa
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 from fastapi import Depends, Query, Request
@@ -10,11 +11,13 @@ from fastapi import Depends, Query, Request
 from madeleine.api import Memory
 
 
-def tenant_memory(request: Request) -> Memory:
+def tenant_memory(request: Request) -> Iterator[Memory]:
     """The API key's tenant store, resolved by the app's authenticator (401/429 raised
-    there)."""
-    memory: Memory = request.app.state.auth.memory(request)
-    return memory
+    there), leased until the request is done: an idle store may be closed (``tenants.py``),
+    never one a request is using."""
+    tenant = request.app.state.auth.tenant(request)
+    with request.app.state.tenants.lease(tenant) as memory:
+        yield memory
 
 
 Tenant = Annotated[Memory, Depends(tenant_memory)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import getpass
 import os
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from typing import Any
 
@@ -68,7 +69,7 @@ def default_groups() -> list[str]:
 
 
 def build_mcp(
-    memory_for_request: Callable[[], Memory],
+    memory_for_request: Callable[[], Memory | AbstractContextManager[Memory]],
     user: str,
     *,
     groups: Sequence[str] = (),
@@ -76,7 +77,8 @@ def build_mcp(
     port: int = 8000,
     token_verifier: Any = None,
 ) -> FastMCP:
-    """The tools over whichever store ``memory_for_request`` gives for the current call."""
+    """The tools over whichever store ``memory_for_request`` gives for the current call: a
+    ``Memory``, or a lease on one (``Tenants.lease``) held for the call's duration."""
     auth = None
     if token_verifier is not None:
         url = AnyHttpUrl(f"http://{host}:{port}")
@@ -91,8 +93,14 @@ def build_mcp(
     )
 
     async def call(work: Callable[[Memory], Any]) -> Any:
-        memory = memory_for_request()  # in the request's context: the key's tenant
-        return await anyio.to_thread.run_sync(work, memory)
+        found = memory_for_request()  # in the request's context: the key's tenant
+        lease = nullcontext(found) if isinstance(found, Memory) else found
+
+        def leased() -> Any:  # opening a store blocks: not on the event loop
+            with lease as memory:
+                return work(memory)
+
+        return await anyio.to_thread.run_sync(leased)
 
     @server.tool()
     async def remember(
@@ -179,11 +187,13 @@ class KeyVerifier:
         return AccessToken(token=token, client_id=tenant, scopes=[])
 
 
-def tenant_memory(tenants: Tenants) -> Callable[[], Memory]:
-    def memory() -> Memory:
+def tenant_memory(tenants: Tenants) -> Callable[[], AbstractContextManager[Memory]]:
+    """The token's tenant store, leased for one tool call (idle stores may be closed)."""
+
+    def memory() -> AbstractContextManager[Memory]:
         token = get_access_token()
         if token is None:  # the SDK's auth middleware lets no request through without one
             raise PermissionError("an API key is required")
-        return tenants.memory(token.client_id)
+        return tenants.lease(token.client_id)
 
     return memory
