@@ -75,9 +75,7 @@ def _assert_flat(rss: list[int], cycles: int) -> None:
     assert last <= first * 1.10, f"resident memory grew from {mb[0]} to {mb[-1]} MB: {mb}"
 
 
-def test_open_close_cycles_keep_memory_flat(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> None:
+def test_open_close_cycles_keep_memory_flat(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     """Memory(path) with no embedder: every store takes the process's model (before, each
     loaded its own and kept it: +45 MB a cycle)."""
     _assert_flat(_cycles(request, tmp_path, 12, "own"), 12)

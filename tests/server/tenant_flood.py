@@ -27,14 +27,20 @@ def main(argv: list[str]) -> None:
         for n in range(count):
             response = client.post(
                 "/v1/memories",
-                json={"messages": [{"role": "user", "content": f"I live in Busan, {n}"}], "user_id": "u"},
+                json={
+                    "messages": [{"role": "user", "content": f"I live in Busan, {n}"}],
+                    "user_id": "u",
+                },
                 headers={"Authorization": f"Bearer key-{n}"},
             )
             assert response.status_code == 200, response.text
             if n % 10 == 9 or n == count - 1:
                 gc.collect()
                 opened = app.state.tenants.opened()
-                print(json.dumps({"tenants": n + 1, "open": opened, "rss": resident_bytes()}), flush=True)
+                print(
+                    json.dumps({"tenants": n + 1, "open": opened, "rss": resident_bytes()}),
+                    flush=True,
+                )
     print(json.dumps({"closed": app.state.tenants.opened()}), flush=True)
 
 
