@@ -26,6 +26,17 @@ def resident_bytes() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def anonymous_bytes() -> int:
+    """Resident memory not backed by a file: what a leak grows. The rest is mapped files,
+    mostly the embedder's weights (paged in as texts use new tokens, up to the file's size,
+    shared between processes and reclaimable)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no RssAnon in /proc/self/status")
+
+
 def open_store(location: str, prefix: str, cycle: int, embedder: Embedder | None) -> Memory:
     if is_postgres_url(location):
         settings = Settings.from_env(dict(os.environ))

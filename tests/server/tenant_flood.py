@@ -15,7 +15,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from madeleine.server.app import ServerSettings, create_app
-from tests.api.memory_cycles import resident_bytes
+from tests.api.memory_cycles import anonymous_bytes, resident_bytes
 
 
 def main(argv: list[str]) -> None:
@@ -34,14 +34,14 @@ def main(argv: list[str]) -> None:
                 headers={"Authorization": f"Bearer key-{n}"},
             )
             assert response.status_code == 200, response.text
+            tenants = app.state.tenants
+            step = {"tenants": n + 1, "open": tenants.opened(), "closing": tenants.closing()}
             if n % 10 == 9 or n == count - 1:
                 gc.collect()
-                opened = app.state.tenants.opened()
-                print(
-                    json.dumps({"tenants": n + 1, "open": opened, "rss": resident_bytes()}),
-                    flush=True,
-                )
-    print(json.dumps({"closed": app.state.tenants.opened()}), flush=True)
+                step["rss"], step["anon"] = resident_bytes(), anonymous_bytes()
+            print(json.dumps(step), flush=True)
+    left = app.state.tenants.opened() + app.state.tenants.closing()
+    print(json.dumps({"left": left}), flush=True)
 
 
 if __name__ == "__main__":

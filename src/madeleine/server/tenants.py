@@ -10,8 +10,10 @@ Open stores are bounded: a request *leases* its tenant's store for its whole dur
 (``with tenants.lease(name) as memory``), and a store nobody leases is closed once it has
 been idle ``idle_seconds`` or when more than ``max_open`` stores are open (least recently
 used first). A leased store is never closed, so the open count exceeds ``max_open`` only
-while more tenants than that have a request in flight. A closed tenant reopens on its next
-request (its data is on disk; only caches are lost)."""
+while more tenants than that have a request in flight. Evicted stores close on a janitor
+thread (a close waits for the store's indexer to finish its batch: no request pays for
+another tenant's), which also notices idle stores when no request comes. A closed tenant
+reopens on its next request (its data is on disk; only caches are lost)."""
 
 from __future__ import annotations
 
@@ -67,11 +69,13 @@ class Tenants:
         self._idle_seconds = float(idle_seconds)
         self._clock = clock
         self._open: OrderedDict[str, _Open] = OrderedDict()  # least recently used first
-        self._closing: dict[str, threading.Event] = {}  # evicted, close() still running
+        self._closing: dict[str, threading.Event] = {}  # evicted, not closed yet
+        self._queue: list[tuple[str, _Open]] = []  # evicted, for the janitor to close
         self._lock = threading.Lock()
         self._closed = False
         self._stop = threading.Event()
-        self._sweeper: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._janitor: threading.Thread | None = None
 
     @contextmanager
     def lease(self, tenant: str) -> Iterator[Memory]:
@@ -93,31 +97,41 @@ class Tenants:
         return sorted(p.name for p in self._root.iterdir() if p.is_dir())
 
     def opened(self) -> int:
-        """Stores open now (leased or idle)."""
+        """Stores open now, leased or idle (at most ``max_open`` but for leases)."""
         return len(self._open)
 
+    def closing(self) -> int:
+        """Stores evicted and not closed yet (at most ``max_open``: beyond, requests help)."""
+        return len(self._closing)
+
     def sweep(self) -> int:
-        """Close the stores idle longer than ``idle_seconds`` now; how many were closed (the
-        sweeper thread calls this; so does every request)."""
+        """Close now the stores idle longer than ``idle_seconds`` and those already evicted;
+        how many were closed (the janitor thread calls this)."""
         with self._lock:
-            evicted = self._evict()
-        self._close_all(evicted)
-        return len(evicted)
+            self._queue.extend(self._evict())
+            mine, self._queue = self._queue, []
+            others = [e for n, e in self._closing.items() if n not in {m for m, _ in mine}]
+        self._close_all(mine)
+        for event in others:  # closing on the janitor's thread meanwhile
+            event.wait()
+        return len(mine) + len(others)
 
     def close(self) -> None:
-        """Close every store (the server is stopping); leases still held keep theirs until
-        they end, then it is closed too."""
+        """Close every store (the server is stopping); a store still leased is closed when
+        its lease ends."""
         with self._lock:
             self._closed = True
             self._stop.set()
-            evicted = [(name, e) for name, e in self._open.items() if e.leases == 0]
-            for name, _ in evicted:
-                del self._open[name]
-                self._closing[name] = threading.Event()
-        sweeper = self._sweeper
-        if sweeper is not None and sweeper is not threading.current_thread():
-            sweeper.join(timeout=5)
-        self._close_all(evicted)
+            self._wake.set()
+            for name, entry in list(self._open.items()):
+                if entry.leases == 0:
+                    del self._open[name]
+                    self._closing[name] = threading.Event()
+                    self._queue.append((name, entry))
+        janitor = self._janitor
+        if janitor is not None and janitor is not threading.current_thread():
+            janitor.join()
+        self.sweep()
 
     # -- internals --------------------------------------------------------------------------
 
@@ -136,30 +150,35 @@ class Tenants:
                         self._open[tenant] = entry
                     self._open.move_to_end(tenant)
                     entry.leases += 1
-                    evicted = self._evict()
-                    self._start_sweeper()
+                    self._queue.extend(self._evict())
+                    # closing runs on the janitor's thread, off the request's time, unless
+                    # closes fall behind opens: then requests help (memory stays bounded)
+                    behind = len(self._closing) > self._max_open
+                    self._start_janitor()
                     break
             closing.wait()  # the evicted store finishes closing before it reopens
-        self._close_all(evicted)
+        if behind:
+            self.sweep()
         return entry
 
     def _release(self, entry: _Open) -> None:
         with self._lock:
             entry.leases -= 1
             entry.idle_since = self._clock()
-            last = self._closed and entry.leases == 0
-            evicted = [] if self._closed else self._evict()
-            if last:  # the server stopped while this request ran
-                name = next((n for n, e in self._open.items() if e is entry), None)
-                if name is not None:
-                    del self._open[name]
-                    self._closing[name] = threading.Event()
-                    evicted.append((name, entry))
-        self._close_all(evicted)
+            if not self._closed:
+                self._queue.extend(self._evict())
+                return
+            last = entry.leases == 0
+            name = next((n for n, e in self._open.items() if e is entry), None)
+            if last and name is not None:  # the server stopped while this request ran
+                del self._open[name]
+                self._closing[name] = threading.Event()
+                self._queue.append((name, entry))
+        self.sweep()
 
     def _evict(self) -> list[tuple[str, _Open]]:
         """Take out (under the lock) the unleased stores past their idle time, then the least
-        recently used ones beyond ``max_open``; the caller closes them outside the lock."""
+        recently used ones beyond ``max_open``; they are closed outside the lock."""
         now = self._clock()
         evicted: list[tuple[str, _Open]] = []
         excess = len(self._open) - self._max_open
@@ -172,6 +191,8 @@ class Tenants:
         for name, _ in evicted:
             del self._open[name]
             self._closing[name] = threading.Event()
+        if evicted:
+            self._wake.set()
         return evicted
 
     def _close_all(self, evicted: list[tuple[str, _Open]]) -> None:
@@ -184,21 +205,26 @@ class Tenants:
                 with self._lock:
                     self._closing.pop(name).set()
 
-    def _start_sweeper(self) -> None:
-        """Idle stores close even when no request comes to notice (started on first use)."""
-        if self._sweeper is None:
-            self._sweeper = threading.Thread(
-                target=self._sweep_loop, name="madeleine-tenants", daemon=True
+    def _start_janitor(self) -> None:
+        """Evicted stores close, and idle ones are noticed without a request (started on
+        first use)."""
+        if self._janitor is None:
+            self._janitor = threading.Thread(
+                target=self._janitor_loop, name="madeleine-tenants", daemon=True
             )
-            self._sweeper.start()
+            self._janitor.start()
 
-    def _sweep_loop(self) -> None:
+    def _janitor_loop(self) -> None:
         period = min(60.0, max(0.05, self._idle_seconds / 4))
-        while not self._stop.wait(period):
+        while not self._stop.is_set():
+            self._wake.wait(period)
+            self._wake.clear()
+            if self._stop.is_set():
+                return  # close() closes what is left
             try:
                 self.sweep()
             except Exception:
-                log.exception("the idle-tenant sweep failed; retrying")
+                log.exception("closing idle tenant stores failed; retrying")
 
     def _open_store(self, tenant: str) -> Memory:
         url = self._settings.store.url
