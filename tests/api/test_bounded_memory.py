@@ -101,7 +101,8 @@ def test_stores_share_the_process_models(tmp_path: Path) -> None:
 
 def test_a_closed_store_is_freed(tmp_path: Path) -> None:
     """Nothing keeps a closed store alive: no thread, no cache, no pending callback (the
-    embedding thread used to keep its last job, and with it the store's searcher)."""
+    embedding thread used to keep its last job, and with it the store's searcher), not even
+    the closed ``Memory`` its caller still holds."""
     before = set(threading.enumerate())
     memory = Memory(tmp_path / "m")
     memory.add({"role": "user", "content": "I moved to Busan last spring"}, user_id="u")
@@ -110,7 +111,7 @@ def test_a_closed_store_is_freed(tmp_path: Path) -> None:
     engine = memory._engine
     held = [weakref.ref(x) for x in (engine.searcher, engine.store, engine.indexer)]
     memory.close()
-    del memory, engine
+    del engine  # the caller still holds the closed Memory: it must hold nothing itself
     gc.collect()
     assert [ref() for ref in held] == [None, None, None]
     started = [t for t in threading.enumerate() if t not in before]
