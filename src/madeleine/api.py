@@ -693,6 +693,8 @@ class Memory(LifecycleMethods, AuditMethods):
             return
         self._closed = True
         self._engine.close()
+        # a closed Memory kept by its caller must not keep the store's caches alive
+        del self._engine
 
     def __enter__(self) -> Memory:
         return self

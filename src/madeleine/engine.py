@@ -26,6 +26,7 @@ from madeleine.llm.client import LLM
 from madeleine.maintain.consolidate import Consolidator
 from madeleine.maintain.lifecycle import Lifecycle
 from madeleine.maintain.strength import StrengthModel
+from madeleine.models import shared_model
 from madeleine.read.context import ContextBuilder
 from madeleine.read.dense import DenseIndex
 from madeleine.read.restore import Restorer
@@ -208,7 +209,7 @@ def build_engine(
             if embedder is not None and not isinstance(embedder, str)
             else load_embedder(embedder or settings.embed.model)
         )
-        analyzer: Analyzer = MultilingualAnalyzer()
+        analyzer: Analyzer = shared_model("analyzer:multi", MultilingualAnalyzer)
         _prepare_indexes(store, model, analyzer, rebuild)
     except Exception:
         store.close()

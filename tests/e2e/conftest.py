@@ -52,7 +52,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         _unavailable("the dashboard is not built: cd dashboard && npm ci && npm run build")
     data = tmp_path_factory.mktemp("e2e-data")
     live = LiveServer(ServerSettings(data=data, api_keys={KEY: TENANT}))
-    seed(live.app.state.tenants.memory(TENANT))
+    with live.app.state.tenants.lease(TENANT) as memory:
+        seed(memory)
     yield live
     live.stop()
 

@@ -162,7 +162,7 @@ def test_http_tools_respect_the_key_scopes_and_limits(mcp_http: _McpHttp) -> Non
     )
     assert not mine.isError
     assert "may not reach user 'someone'" in _error(theirs)
-    entries = mcp_http.tenants.memory("alpha").audit_log()
+    entries = _audit_log(mcp_http.tenants, "alpha")
     assert [(e.route, e.status, e.user_id) for e in entries] == [
         ("mcp:remember", 200, "dev"),
         ("mcp:remember", 403, "dev"),
@@ -200,3 +200,8 @@ def test_mcp_errors_never_name_exceptions_or_server_details() -> None:
     assert "FileNotFound" not in text and "secret" not in text and "Errno" not in text
     said = " ".join(p.text for p in refused.content if hasattr(p, "text"))
     assert refused.isError and "user_id must be" in said  # the caller's own mistake, as said
+
+
+def _audit_log(tenants: Any, tenant: str) -> list[Any]:
+    with tenants.lease(tenant) as memory:
+        return list(memory.audit_log())

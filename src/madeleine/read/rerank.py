@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from madeleine.embed.base import Embedder
 from madeleine.embed.factory import load_embedder
+from madeleine.models import shared_model
 
 log = logging.getLogger(__name__)
 
@@ -48,20 +49,23 @@ class CrossEncoderReranker:
 
     def _load(self) -> Any:
         with self._lock:
-            if self._model is None:
-                try:
-                    from sentence_transformers import CrossEncoder
-                except ImportError as exc:
-                    raise RerankerUnavailable(
-                        "sentence-transformers is not installed (pip install sentence-transformers)"
-                    ) from exc
-                try:
-                    self._model = CrossEncoder(self._model_path, local_files_only=True)
-                except Exception as exc:
-                    raise RerankerUnavailable(
-                        f"cannot load a cross-encoder from {self._model_path!r}: {exc}"
-                    ) from exc
+            if self._model is None:  # one per process for a path, shared by its stores
+                self._model = shared_model(self.name, self._read_model)
             return self._model
+
+    def _read_model(self) -> Any:
+        try:
+            from sentence_transformers import CrossEncoder
+        except ImportError as exc:
+            raise RerankerUnavailable(
+                "sentence-transformers is not installed (pip install sentence-transformers)"
+            ) from exc
+        try:
+            return CrossEncoder(self._model_path, local_files_only=True)
+        except Exception as exc:
+            raise RerankerUnavailable(
+                f"cannot load a cross-encoder from {self._model_path!r}: {exc}"
+            ) from exc
 
     def score(self, query: str, passages: Sequence[str]) -> Scores:
         model = self._load()

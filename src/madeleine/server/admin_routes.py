@@ -179,7 +179,8 @@ def admin_router(metrics: Metrics) -> APIRouter:
         owner = _admin(grant, tenant)
         grant.require_user(user_id)
         query = AuditQuery(user_id, key_id, since, until, before_id, limit)
-        entries = request.app.state.tenants.memory(owner).audit_log(query)
+        with request.app.state.tenants.lease(owner) as memory:
+            entries = memory.audit_log(query)
         return {"entries": [e.to_dict() for e in entries]}
 
     return router

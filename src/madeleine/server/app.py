@@ -16,6 +16,7 @@ from typing import Any
 
 from cachetools import TTLCache
 from fastapi import FastAPI, Request
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from madeleine import __version__
@@ -57,7 +58,7 @@ from madeleine.server.schemas import (
     UserBody,
     WaitBody,
 )
-from madeleine.server.tenants import Tenants
+from madeleine.server.tenants import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_OPEN, Tenants
 from madeleine.shortterm.agent import AgentState, ConcurrentUpdateError
 from madeleine.store.private import private_directory
 
@@ -71,7 +72,8 @@ class ServerSettings(BaseSettings):
     ``MADELEINE_MAX_BODY_BYTES``, ``MADELEINE_RATE_LIMIT`` (requests/s per key, 0: off),
     ``MADELEINE_RATE_BURST``, ``MADELEINE_AGENT_TIMEOUTS`` (JSON ``{"waiting_input": 3600}``),
     ``MADELEINE_SEARCH_SLOTS`` / ``_TENANT_SLOTS`` / ``_SEARCH_QUEUE`` / ``_SEARCH_TIMEOUT``
-    (fair search admission, ``server/fairness.py``)."""
+    (fair search admission, ``server/fairness.py``),
+    ``MADELEINE_MAX_OPEN_TENANTS``, ``MADELEINE_TENANT_IDLE_SECONDS`` (bounded memory)."""
 
     model_config = SettingsConfigDict(env_prefix="MADELEINE_", extra="ignore")
 
@@ -85,6 +87,10 @@ class ServerSettings(BaseSettings):
     search_queue: int = 64  # searches one key may have waiting
     search_timeout: float = 30.0  # seconds a search may wait for its turn
     agent_timeouts: dict[str, float] = {}  # seconds per agent state, for every agent
+    # bounded memory: tenant stores open at once (idle ones beyond it close, least recently
+    # used first) and how long an unused one stays open (server/tenants.py)
+    max_open_tenants: int = Field(default=DEFAULT_MAX_OPEN, ge=1)
+    tenant_idle_seconds: float = Field(default=DEFAULT_IDLE_SECONDS, gt=0, allow_inf_nan=False)
 
     def search_scheduler(self) -> FairScheduler:
         return FairScheduler(
@@ -167,7 +173,13 @@ def create_app(
     server = server or ServerSettings()
     settings = settings or Settings.from_env(dict(os.environ))
     data = private_directory(server.data)  # owner-only: it holds every tenant's data and keys.db
-    tenants = Tenants(data, settings, embedder or load_embedder(settings.embed.model))
+    tenants = Tenants(
+        data,
+        settings,
+        embedder or load_embedder(settings.embed.model),
+        max_open=server.max_open_tenants,
+        idle_seconds=server.tenant_idle_seconds,
+    )
     ring = key_ring(data, server.api_keys)
     if ring.empty:
         log.warning(

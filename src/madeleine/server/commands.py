@@ -215,7 +215,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     record, key = key_ring(data).create(args.tenant, "demo", scopes=SCOPES)
     app = create_app(ServerSettings())
     print(f"seeding user {args.user!r} of tenant {args.tenant!r} in {data} …", file=sys.stderr)
-    counts = seed_demo(app.state.tenants.memory(args.tenant), args.user)
+    with app.state.tenants.lease(args.tenant) as memory:
+        counts = seed_demo(memory, args.user)
     print(
         f"{counts['messages_added']} messages added; {args.user} has {counts['facts']} current "
         f"cards ({counts['fact_versions']} versions); {counts['documents']} documents in the "
@@ -271,8 +272,14 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
             build_mcp(lambda: Access(memory), default_user(), groups=default_groups()).run("stdio")
         return 0
     settings = Settings.from_env(dict(os.environ))
-    tenants = Tenants(data, settings, load_embedder(settings.embed.model))
     server = ServerSettings()
+    tenants = Tenants(
+        data,
+        settings,
+        load_embedder(settings.embed.model),
+        max_open=server.max_open_tenants,
+        idle_seconds=server.tenant_idle_seconds,
+    )
     verifier = KeyVerifier(key_ring(data, server.api_keys))
     try:
         mcp = build_mcp(

@@ -108,7 +108,10 @@ def _scoped(scope: Scope, audited: bool) -> Callable[..., Iterator[Memory]]:
                 tenant = _check(grant, scope, named)
             except ScopeError as exc:
                 raise ApiError(403, "forbidden", str(exc)) from exc
-            yield request.app.state.tenants.memory(tenant)
+            # leased until the request is done: an idle store may be closed (tenants.py),
+            # never one a request is using
+            with request.app.state.tenants.lease(tenant) as memory:
+                yield memory
             return
         yield from _audited(request, grant, scope, named)
 
@@ -117,25 +120,33 @@ def _scoped(scope: Scope, audited: bool) -> Callable[..., Iterator[Memory]]:
 
 
 def _audited(request: Request, grant: Grant, scope: Scope, named: Named) -> Iterator[Memory]:
-    """The store, then one audit entry in it once the route has answered (refusals too)."""
-    status = 200
-    memory: Memory | None = None
+    """The store (leased for the request), then one audit entry in it once the route has
+    answered (refusals too)."""
     try:
+        tenant = _check(grant, scope, named)
+    except ScopeError as exc:
+        _audit_quietly(request, grant, named, 403)
+        raise ApiError(403, "forbidden", str(exc)) from exc
+    with request.app.state.tenants.lease(tenant) as memory:
+        status = 200
         try:
-            tenant = _check(grant, scope, named)
-        except ScopeError as exc:
-            raise ApiError(403, "forbidden", str(exc)) from exc
-        memory = request.app.state.tenants.memory(tenant)
-        yield memory
-    except BaseException as exc:
-        status = status_of(exc)
-        raise
-    finally:
-        if grant.tenant is not None:
-            try:
-                audit(request, grant, named, status, memory)
-            except Exception:  # the answer stands; the operator must hear of the gap
-                log.exception("could not record the audit entry of %s", request.url.path)
+            yield memory
+        except BaseException as exc:
+            status = status_of(exc)
+            raise
+        finally:
+            _audit_quietly(request, grant, named, status, memory)
+
+
+def _audit_quietly(
+    request: Request, grant: Grant, named: Named, status: int, memory: Memory | None = None
+) -> None:
+    if grant.tenant is None:
+        return
+    try:
+        audit(request, grant, named, status, memory)
+    except Exception:  # the answer stands; the operator must hear of the gap
+        log.exception("could not record the audit entry of %s", request.url.path)
 
 
 def audit(
@@ -164,7 +175,11 @@ def audit(
         target=target,
         status=status,
     )
-    (memory or request.app.state.tenants.memory(tenant)).record_audit(entry)
+    if memory is not None:
+        memory.record_audit(entry)
+        return
+    with request.app.state.tenants.lease(tenant) as leased:
+        leased.record_audit(entry)
 
 
 def status_of(exc: BaseException) -> int:
@@ -198,8 +213,8 @@ async def fair_tenant_memory(
     (``server/fairness.py``); the slot is held until the handler returns. Waiting happens
     on the event loop: a queued request holds no worker thread."""
     scheduler: FairScheduler = request.app.state.fair
-    try:  # the tenant's store object stands for the tenant: one per tenant
-        ticket = await scheduler.acquire(id(memory), grant.key_id)
+    try:
+        ticket = await scheduler.acquire(grant.require_tenant(), grant.key_id)
     except Busy as exc:
         headers = {"Retry-After": str(max(1, round(exc.retry_after)))}
         code = "rate_limited" if exc.status == 429 else "busy"

@@ -18,7 +18,7 @@ import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -89,10 +89,25 @@ def default_groups() -> list[str]:
 @dataclass(frozen=True, slots=True)
 class Access:
     """The store a tool call works on, and the key's grant (None: a local process over
-    stdio, which may do anything with its own store)."""
+    stdio, which may do anything with its own store). Over HTTP the store comes from
+    ``opener``: a lease on the tenant's store (``Tenants.lease``), held for the call, so an
+    idle store may be closed but never one a call is using."""
 
-    memory: Memory
+    memory: Memory | None = None
     grant: Grant | None = None
+    opener: Callable[[], AbstractContextManager[Memory]] | None = None
+
+    def lease(self) -> AbstractContextManager[Memory]:
+        if self.opener is not None:
+            return self.opener()
+        if self.memory is None:
+            raise PermissionError("no store for this call")
+        return nullcontext(self.memory)
+
+    @property
+    def tenant(self) -> str:
+        """Who the call is for, in fair scheduling: the key's tenant, or the local user."""
+        return "local" if self.grant is None or self.grant.tenant is None else self.grant.tenant
 
 
 def build_mcp(
@@ -134,6 +149,11 @@ def build_mcp(
         ``tool`` call is audited, refused or not. A caller's mistake is said as such; any
         other failure is an incident id, never an exception's name or a server detail."""
         access = access_for_request()  # in the request's context: the key's tenant
+
+        def leased(job: Callable[[Memory], Any]) -> Any:  # opening a store blocks: a thread
+            with access.lease() as memory:
+                return job(memory)
+
         grant = access.grant
         status = 200
         try:
@@ -142,9 +162,9 @@ def build_mcp(
                 if user_id is not None:
                     grant.require_user(user_id)
             if admission is None:
-                return await anyio.to_thread.run_sync(work, access.memory)
-            async with admission.turn(access.memory, search):  # refusals say when to retry
-                return await anyio.to_thread.run_sync(work, access.memory)
+                return await anyio.to_thread.run_sync(leased, work)
+            async with admission.turn(access.tenant, search):  # refusals say when to retry
+                return await anyio.to_thread.run_sync(leased, work)
         except Refused:
             status = 429
             raise
@@ -168,7 +188,7 @@ def build_mcp(
                     target=target,
                     status=status,
                 )
-                await anyio.to_thread.run_sync(access.memory.record_audit, entry)
+                await anyio.to_thread.run_sync(leased, lambda m: m.record_audit(entry))
 
     def narrowed(requested: list[str] | None) -> list[str] | None:
         grant = access_for_request().grant
@@ -278,7 +298,7 @@ class Admission:
         self._scheduler = scheduler
 
     @asynccontextmanager
-    async def turn(self, memory: Memory, search: bool) -> AsyncIterator[None]:
+    async def turn(self, tenant: str, search: bool) -> AsyncIterator[None]:
         token = get_access_token()
         key = digest(token.token if token is not None else "")
         wait = self._limiter.retry_after(key)
@@ -288,7 +308,7 @@ class Admission:
             yield
             return
         try:
-            ticket = await self._scheduler.acquire(id(memory), key)  # the store: the tenant
+            ticket = await self._scheduler.acquire(tenant, key)
         except Busy as exc:
             raise Refused(f"{exc.message}; retry in {exc.retry_after:g} s") from None
         try:
@@ -327,6 +347,7 @@ def tenant_memory(tenants: Tenants, verifier: KeyVerifier) -> Callable[[], Acces
         grant = None if token is None else verifier.grant(token.token)
         if grant is None or grant.tenant is None:  # the SDK's middleware lets none through
             raise PermissionError("an API key is required")
-        return Access(tenants.memory(grant.tenant), grant)
+        tenant = grant.tenant
+        return Access(grant=grant, opener=lambda: tenants.lease(tenant))
 
     return access
