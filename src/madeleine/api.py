@@ -21,6 +21,7 @@ from madeleine.errors import ItemNotFoundError, StoreClosedError
 from madeleine.facts.cards import Card
 from madeleine.facts.checks import Check
 from madeleine.importers.runner import ImportReport, import_chatgpt, import_claude_code
+from madeleine.inputs import require_id, require_seconds, require_short_text, require_text
 from madeleine.kb.ask import Answer, run_ask
 from madeleine.kb.clarify import find_clarifications
 from madeleine.kb.collection import KnowledgeBase, require_collection_name
@@ -44,12 +45,12 @@ from madeleine.store import is_postgres_url
 from madeleine.store.records import MAX_ID, fact_number
 from madeleine.text.timeparse import from_epoch
 from madeleine.text.tokens import TokenCounter
-from madeleine.write.normalize import require_id, require_text
 
 Moment = datetime | str | float | None
 
 
 DEFAULT_PATH = "./memory-data"
+MAX_DESCRIPTION_CHARS = 10_000  # a KB collection's: what routing reads to pick it
 
 
 class Memory(LifecycleMethods):
@@ -399,10 +400,8 @@ class Memory(LifecycleMethods):
         holds; routing compares questions with it, so nobody has to pick a collection."""
         engine = self._open()
         require_collection_name(name)
-        if description is not None and not isinstance(description, str):
-            raise TypeError(f"description must be a str, got {type(description).__name__}")
         if description is not None:
-            require_text(description, "description")
+            require_short_text(description, "description", MAX_DESCRIPTION_CHARS)
         known = {c.name: c for c in engine.store.kb.collections()}
         if name not in known or (
             description is not None and known[name].description != description
@@ -494,12 +493,7 @@ class Memory(LifecycleMethods):
         engine = self._open()
         require_id(user_id, "user_id")
         require_id(session_id, "session_id")
-        if ttl_seconds is not None and (
-            isinstance(ttl_seconds, bool)
-            or not isinstance(ttl_seconds, int | float)
-            or ttl_seconds <= 0
-        ):
-            raise ValueError(f"ttl_seconds must be a positive number or None, got {ttl_seconds!r}")
+        ttl = None if ttl_seconds is None else require_seconds(ttl_seconds, "ttl_seconds")
 
         def add(message: dict[str, Any]) -> AddResult:
             return self.add(message, user_id=user_id, session_id=session_id)
@@ -509,7 +503,7 @@ class Memory(LifecycleMethods):
             add,
             user_id,
             session_id,
-            ttl_seconds=ttl_seconds,
+            ttl_seconds=ttl,
             count_tokens=engine.tokens,
             summarize=summarizer_for(engine.llm),
         )

@@ -9,12 +9,12 @@ from typing import Any
 
 from madeleine.engine import Engine
 from madeleine.facts.cards import Card
+from madeleine.inputs import require_id, require_text
 from madeleine.maintain.consolidate import MaintenanceReport
 from madeleine.maintain.lifecycle import ItemLifecycle
 from madeleine.maintain.timeline import Timeline, build_timeline
 from madeleine.read.request import TimeBound, epoch_of, require_limit
 from madeleine.store.records import LifecycleEntry
-from madeleine.write.normalize import require_id, require_text
 
 
 class LifecycleMethods:

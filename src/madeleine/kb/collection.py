@@ -17,6 +17,7 @@ from typing import Any
 
 from madeleine.config import KBSettings
 from madeleine.embed.base import Embedder
+from madeleine.inputs import METADATA, require_json_object, require_text
 from madeleine.kb.abstracts import document_abstracts
 from madeleine.kb.chunkers import Chunk, Chunker, FixedChunker, RecursiveChunker, SemanticChunker
 from madeleine.kb.loaders import (
@@ -33,7 +34,6 @@ from madeleine.read.request import epoch_of
 from madeleine.store.ports import KnowledgeRepository
 from madeleine.text.analyzer import Analyzer
 from madeleine.text.tokens import TokenCounter
-from madeleine.write.normalize import require_json_text, require_text
 
 Moment = datetime | str | float | None
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
@@ -381,9 +381,7 @@ class KnowledgeBase:
             raise ValueError(f"source_type must be a short non-empty str, got {source_type!r}")
         require_text(title, "title")
         require_text(source_type, "source_type")
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise TypeError("metadata must be a dict")
-        encoded = require_json_text(json.dumps(dict(metadata or {}), default=str), "metadata")
+        checked = require_json_object({} if metadata is None else metadata, "metadata", METADATA)
         start = _optional_time(effective_from, "effective_from")
         end = _optional_time(expires_at, "expires_at")
         if start is not None and end is not None and end <= start:
@@ -395,7 +393,7 @@ class KnowledgeBase:
             title=title,
             source_type=source_type.strip().lower(),
             acl=normalize_acl(acl),
-            metadata=json.loads(encoded),
+            metadata=checked,
             effective_from=start,
             expires_at=end,
         )

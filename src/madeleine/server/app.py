@@ -59,7 +59,7 @@ class ServerSettings(BaseSettings):
     ``MADELEINE_MAX_BODY_BYTES``, ``MADELEINE_RATE_LIMIT`` (requests/s per key, 0: off),
     ``MADELEINE_RATE_BURST``, ``MADELEINE_AGENT_TIMEOUTS`` (JSON ``{"waiting_input": 3600}``)."""
 
-    model_config = SettingsConfigDict(env_prefix="MADELEINE_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="MADELEINE_", extra="ignore", allow_inf_nan=False)
 
     data: Path = Path("./memory-data")
     api_keys: dict[str, str] = {}
