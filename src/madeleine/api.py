@@ -21,7 +21,13 @@ from madeleine.errors import ItemNotFoundError, StoreClosedError
 from madeleine.facts.cards import Card
 from madeleine.facts.checks import Check
 from madeleine.importers.runner import ImportReport, import_chatgpt, import_claude_code
-from madeleine.inputs import require_id, require_seconds, require_short_text, require_text
+from madeleine.inputs import (
+    MIN_TTL_SECONDS,
+    require_id,
+    require_seconds,
+    require_short_text,
+    require_text,
+)
 from madeleine.kb.ask import Answer, run_ask
 from madeleine.kb.clarify import find_clarifications
 from madeleine.kb.collection import KnowledgeBase, require_collection_name
@@ -493,7 +499,9 @@ class Memory(LifecycleMethods):
         engine = self._open()
         require_id(user_id, "user_id")
         require_id(session_id, "session_id")
-        ttl = None if ttl_seconds is None else require_seconds(ttl_seconds, "ttl_seconds")
+        ttl = None
+        if ttl_seconds is not None:
+            ttl = require_seconds(ttl_seconds, "ttl_seconds", minimum=MIN_TTL_SECONDS)
 
         def add(message: dict[str, Any]) -> AddResult:
             return self.add(message, user_id=user_id, session_id=session_id)

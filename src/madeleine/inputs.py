@@ -49,6 +49,7 @@ SETTING = JsonLimits(max_bytes=64 * 1024)
 """A dict setting given as JSON (``MADELEINE_KB__SOURCE_WEIGHTS='{"faq": 1.2}'``)."""
 
 MAX_TTL_SECONDS = 10 * 366 * 86_400.0  # ten years: beyond that, say None (never expires)
+MIN_TTL_SECONDS = 1.0  # Redis expires keys by the millisecond; a shorter buffer is no buffer
 
 
 def require_text(value: str, field: str) -> str:
@@ -89,15 +90,18 @@ def require_short_text(value: object, field: str, max_chars: int) -> str:
     return require_text(value, field)
 
 
-def require_seconds(value: object, field: str, *, maximum: float = MAX_TTL_SECONDS) -> float:
-    """A positive, finite duration in seconds, at most ``maximum``: NaN compares false with
-    everything, so a check written as ``value <= 0`` lets it through."""
+def require_seconds(
+    value: object, field: str, *, minimum: float = 0.0, maximum: float = MAX_TTL_SECONDS
+) -> float:
+    """A positive, finite duration in seconds, from ``minimum`` to ``maximum``: NaN compares
+    false with everything, so a check written as ``value <= 0`` lets it through."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{field} must be a number of seconds, got {type(value).__name__}")
-    if not math.isfinite(value) or not 0 < value <= maximum:
+    if not math.isfinite(value) or value <= 0 or not minimum <= value <= maximum:
+        low = f"at least {minimum:g} and " if minimum > 0 else ""
         raise ValueError(
-            f"{field} must be a positive, finite number of seconds of at most {maximum:,.0f}, "
-            f"got {value!r}"
+            f"{field} must be a positive, finite number of seconds, {low}at most "
+            f"{maximum:,.0f}; got {value!r}"
         )
     return float(value)
 

@@ -27,6 +27,7 @@ from madeleine.inputs import (
     EVENT_DATA,
     MAX_TTL_SECONDS,
     METADATA,
+    MIN_TTL_SECONDS,
     JsonLimits,
     require_json_object,
 )
@@ -130,7 +131,9 @@ class AppendBody(_Body):
     user_id: StrictStr
     message: dict[str, Any]
     pinned: StrictBool = False
-    ttl_seconds: float | None = Field(86_400.0, gt=0, le=MAX_TTL_SECONDS, allow_inf_nan=False)
+    ttl_seconds: float | None = Field(
+        86_400.0, ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS, allow_inf_nan=False, strict=True
+    )
 
 
 class TransitionBody(_Body):

@@ -1,0 +1,179 @@
+"""Hostile JSON against every JSON-taking call of the Python API (Hypothesis). Each call
+either refuses with a ValueError/TypeError naming the field and stores nothing, or stores,
+and then every read route still answers with strict, bounded JSON: the export, the agent's
+state, history and snapshot, the KB's listings and versions, the session's buffer.
+
+One store per test, shared by its examples (each example uses ids of its own)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import event, given
+
+from madeleine import Memory
+from tests.fakes import HashingEmbedder
+from tests.hostile_json import (
+    HOSTILE_ANY,
+    HOSTILE_OBJECTS,
+    HOSTILE_SECONDS,
+    RUN,
+    Hostile,
+    readable,
+    refused_cleanly,
+)
+
+_ids = itertools.count()
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Iterator[Memory]:
+    with Memory(tmp_path / "m", embedder=HashingEmbedder(), background=False) as memory:
+        yield memory
+
+
+def _stored(call: Callable[[], object], field: str, hostile: Hostile | None = None) -> bool:
+    """True if the call stored; False if it refused cleanly, naming ``field``."""
+    shape = "" if hostile is None else f"{hostile.shape}: "
+    try:
+        call()
+    except Exception as exc:
+        refused_cleanly(exc, field)
+        event(f"{shape}refused ({type(exc).__name__})")
+        return False
+    event(f"{shape}stored")
+    return True
+
+
+def _user_reads_answer(mem: Memory, user: str) -> dict[str, Any]:
+    mem.wait()  # the worker indexes what was accepted: it must not choke on it either
+    exported = mem.export_user(user)
+    readable(exported)
+    json.dumps([h.to_dict() for h in mem.search("hello", user_id=user)], default=str)
+    assert isinstance(mem.context("hello", user_id=user).text, str)
+    readable(mem.sessions(user))
+    return exported
+
+
+@RUN
+@given(hostile=HOSTILE_ANY)
+def test_message_metadata(mem: Memory, hostile: Hostile) -> None:
+    user = f"u{next(_ids)}"
+    message = {"content": "hello there", "metadata": hostile.value}
+    stored = _stored(lambda: mem.add([message], user_id=user), "metadata")
+    assert len(_user_reads_answer(mem, user)["events"]) == int(stored)
+
+
+@RUN
+@given(hostile=HOSTILE_ANY)
+def test_event_data(mem: Memory, hostile: Hostile) -> None:
+    user = f"u{next(_ids)}"
+    stored = _stored(
+        lambda: mem.add_event(user_id=user, type="cart", data=hostile.value), "data", hostile
+    )
+    assert len(_user_reads_answer(mem, user)["events"]) == int(stored)
+
+
+def _agent_reads_answer(mem: Memory, agent_id: str) -> dict[str, Any]:
+    agent = mem.agent(agent_id, user_id="agents")
+    view = agent.current().to_dict()
+    readable(view)
+    readable(agent.history())
+    readable(agent.snapshot())
+    readable(mem.export_user("agents"))
+    return view
+
+
+@RUN
+@given(hostile=HOSTILE_ANY)
+def test_agent_transition_data(mem: Memory, hostile: Hostile) -> None:
+    agent_id = f"a{next(_ids)}"
+    agent = mem.agent(agent_id, user_id="agents")
+    stored = _stored(lambda: agent.transition("planning", data=hostile.value), "data", hostile)
+    view = _agent_reads_answer(mem, agent_id)
+    assert view["version"] == int(stored)
+    assert view["state"] == ("planning" if stored else "idle")
+
+
+@RUN
+@given(hostile=HOSTILE_ANY)
+def test_agent_restore_data(mem: Memory, hostile: Hostile) -> None:
+    agent_id = f"a{next(_ids)}"
+    agent = mem.agent(agent_id, user_id="agents")
+    agent.transition("planning", data={"step": 1})
+    snapshot = {**agent.snapshot(), "state": "executing", "data": hostile.value}
+    stored = _stored(lambda: agent.restore(snapshot), "data", hostile)
+    view = _agent_reads_answer(mem, agent_id)
+    assert view["version"] == 1 + int(stored)
+    assert view["data"] == ({"step": 1} if not stored else view["data"])
+
+
+def _kb_reads_answer(mem: Memory, doc_id: str) -> list[dict[str, Any]]:
+    kb = mem.kb("hostile")
+    readable([d.to_dict() for d in kb.documents()])
+    versions = [v.to_dict() for v in kb.versions(doc_id)]
+    readable(versions)
+    readable([c.to_dict() for c in mem.collections()])
+    mem.wait()
+    json.dumps([h.to_dict() for h in mem.search_kb("handbook")], default=str)
+    return versions
+
+
+@RUN
+@given(hostile=HOSTILE_ANY)
+def test_kb_document_metadata(mem: Memory, hostile: Hostile) -> None:
+    doc_id = f"d{next(_ids)}"
+    kb = mem.kb("hostile")
+    add = lambda: kb.add_document(  # noqa: E731
+        "The handbook says hello.", doc_id=doc_id, metadata=hostile.value, format="text"
+    )
+    stored = _stored(add, "metadata", hostile)
+    assert len(_kb_reads_answer(mem, doc_id)) == int(stored)
+
+
+@RUN
+@given(hostile=HOSTILE_OBJECTS)
+def test_kb_update_metadata(mem: Memory, hostile: Hostile) -> None:
+    doc_id = f"d{next(_ids)}"
+    kb = mem.kb("hostile")
+    kb.add_document("The handbook says hello.", doc_id=doc_id, metadata={"v": 1}, format="text")
+    stored = _stored(
+        lambda: kb.update_document(doc_id, metadata=hostile.value), "metadata", hostile
+    )
+    versions = _kb_reads_answer(mem, doc_id)
+    assert versions[-1]["metadata"] == {"v": 1} or stored
+
+
+@RUN
+@given(hostile=HOSTILE_ANY)
+def test_session_message_metadata(mem: Memory, hostile: Hostile) -> None:
+    user = f"u{next(_ids)}"
+    session = mem.session("chat", user_id=user, ttl_seconds=60)
+    message = {"role": "user", "content": "hello there", "metadata": hostile.value}
+    stored = _stored(lambda: session.append(message), "metadata", hostile)
+    messages = session.messages()
+    readable(messages)
+    readable(session.window(500).to_dict())
+    assert len(messages) == int(stored)
+    assert len(_user_reads_answer(mem, user)["events"]) == int(stored)
+
+
+@pytest.mark.parametrize("ttl", HOSTILE_SECONDS)
+def test_session_ttl(mem: Memory, ttl: str) -> None:
+    """NaN, infinities, 1e300, 1e-300, zero, negatives, a str and a bool are refused; a
+    sane number of seconds is kept, and the buffer answers."""
+    value = json.loads(ttl)
+    accepted = ttl in ("60", "86400")
+    if not accepted:
+        with pytest.raises((ValueError, TypeError), match="ttl_seconds"):
+            mem.session("chat", user_id="u", ttl_seconds=value)
+        return
+    session = mem.session("chat", user_id="u", ttl_seconds=value)
+    session.append({"role": "user", "content": "hello"})
+    (found,) = mem.sessions("u")
+    assert found["expires_at"] - found["updated_at"] == pytest.approx(value, abs=1)
