@@ -275,7 +275,8 @@ def test_tenants_do_not_share_a_knowledge_base(tmp_path: Path) -> None:
         (lambda m: m.kb("hr").add_document("x y z", acl=["admins"]), ValueError),
         (lambda m: m.kb("hr").add_document("x y z", acl="group:hr"), TypeError),
         (lambda m: m.kb("hr").add_document("   "), ValueError),
-        (lambda m: m.kb("hr").add_document("./docs/missing-policy.md"), FileNotFoundError),
+        (lambda m: m.kb("hr").add_document("./docs/missing-policy.md"), ValueError),
+        (lambda m: m.kb("hr").add_document(Path("./docs/missing-policy.md")), FileNotFoundError),
         (lambda m: m.kb("hr").add_folder("./no-such-folder"), NotADirectoryError),
         (lambda m: m.search_kb("q", collections=["nope"]), ValueError),
         (

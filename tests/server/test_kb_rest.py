@@ -96,13 +96,51 @@ def test_a_path_in_a_request_is_text_never_a_server_file(
 ) -> None:
     secret = tmp_path / "server-secret.txt"
     secret.write_text("the root password is hunter2", encoding="utf-8")
-    response = client.post(
-        "/v1/kb/hr/documents", json={"text": str(secret), "doc_id": "p"}, headers=A
-    )
-    assert response.status_code == 200, response.text
+    folder = tmp_path / "a-folder.md"
+    folder.mkdir()
+    answers = {}
+    for name, path in (
+        ("file", secret),
+        ("folder", folder),
+        ("missing", tmp_path / "missing.md"),
+    ):
+        added = client.post(
+            "/v1/kb/hr/documents", json={"text": str(path), "doc_id": name}, headers=A
+        )
+        assert added.status_code == 200, added.text
+        # an update without text re-reads the stored text: as text, never as a path
+        updated = client.put(f"/v1/kb/hr/documents/{name}", json={"title": "again"}, headers=A)
+        assert updated.status_code == 200, updated.text
+        assert updated.json()["version"] == 2
+        answers[name] = (added.json()["chunks"], updated.json()["chunks"])
+    # a file, a folder and nothing at all answer alike: no existence oracle
+    assert len(set(answers.values())) == 1
     client.post("/v1/wait", json={}, headers=A)
-    hits = client.post("/v1/kb/search", json={"query": "root password"}, headers=A).json()
-    assert all("hunter2" not in h["text"] for h in hits["hits"])
+    hits = client.post(
+        "/v1/kb/search", json={"query": "root password hunter2", "limit": 50}, headers=A
+    ).json()
+    assert hits["hits"] and all("hunter2" not in h["text"] for h in hits["hits"])
+    listing = client.get("/v1/kb/hr/documents", headers=A).text
+    assert "hunter2" not in listing
+
+
+def test_text_is_never_read_as_a_path_by_the_library(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("the vault code is 4471", encoding="utf-8")
+    with Memory(tmp_path / "m", embedder=HashingEmbedder()) as memory:
+        kb = memory.kb("hr")
+        for text in (str(secret), str(tmp_path / "missing.md")):
+            try:
+                kb.add_document(text)
+            except ValueError as exc:  # the same refusal for both: shape, not existence
+                assert "pathlib.Path" in str(exc)
+            else:
+                raise AssertionError("a path-shaped str must not be stored silently")
+        stored = kb.add_document(str(secret), doc_id="words", format="text")
+        kb.update_document("words", title="again")
+        assert "4471" not in " ".join(v.l1 for v in kb.versions("words"))
+        read = kb.add_document(secret, doc_id="file")  # a Path reads the file: a local act
+        assert read.chunks == 1 and stored.chunks == 1
 
 
 def test_ask_over_rest_without_an_llm_returns_evidence(client: TestClient) -> None:

@@ -128,3 +128,32 @@ def test_http_malformed_json_and_huge_bodies_are_refused(mcp_http: _McpHttp) -> 
     assert malformed.status_code == 400
     huge = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "pad": "' + b"x" * 12_000_000 + b'"}'
     assert httpx.post(mcp_http.url, content=huge, headers=headers).status_code == 413
+
+
+class _Failing:
+    """A store whose every call fails with a server-side detail."""
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        raise FileNotFoundError("[Errno 2] No such file or directory: '/srv/secret.md'")
+
+    def profile(self, *args: Any, **kwargs: Any) -> Any:
+        raise ValueError("user_id must be a non-empty str")
+
+
+def test_mcp_errors_never_name_exceptions_or_server_details() -> None:
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    server = build_mcp(lambda: _Failing(), "dev")  # type: ignore[arg-type,return-value]
+
+    async def run() -> tuple[Any, Any]:
+        async with create_connected_server_and_client_session(server._mcp_server) as session:
+            failed = await session.call_tool("recall", {"query": "x"})
+            refused = await session.call_tool("profile", {})
+            return failed, refused
+
+    failed, refused = asyncio.run(run())
+    text = " ".join(p.text for p in failed.content if hasattr(p, "text"))
+    assert failed.isError and "internal error (incident" in text
+    assert "FileNotFound" not in text and "secret" not in text and "Errno" not in text
+    said = " ".join(p.text for p in refused.content if hasattr(p, "text"))
+    assert refused.isError and "user_id must be" in said  # the caller's own mistake, as said

@@ -139,6 +139,43 @@ def test_a_body_over_the_limit_is_413_and_nothing_is_written(
         assert client.get("/v1/export", headers=A, params={"user_id": "u1"}).json()["events"] == []
 
 
+def test_a_streamed_body_over_the_limit_is_413_too(server_settings: ServerSettings) -> None:
+    """Chunked transfer has no Content-Length: the body is cut where it crosses the limit."""
+    import httpx
+
+    from tests.server.conftest import LiveServer
+
+    server_settings.max_body_bytes = 2_000
+    live = LiveServer(server_settings)
+    try:
+        prefix = b'{"user_id": "u1", "messages": [{"role": "user", "content": "'
+
+        def chunks() -> Any:
+            yield prefix
+            for _ in range(50):
+                yield b"x" * 500
+            yield b'"}]}'
+
+        response = httpx.post(f"{live.url}/v1/memories", headers=A, content=chunks())
+        assert response.status_code == 413, response.text
+        assert response.json()["error"]["code"] == "too_large"
+        exported = httpx.get(f"{live.url}/v1/export", headers=A, params={"user_id": "u1"})
+        assert exported.json()["events"] == []
+    finally:
+        live.stop()
+
+
+def test_wrong_method_is_405_and_unknown_fact_history_404(client: TestClient) -> None:
+    for method, path in (("GET", "/v1/search"), ("GET", "/v1/memories"), ("PUT", "/v1/forget")):
+        response = client.request(method, path, headers=A)
+        assert response.status_code == 405, (method, path, response.status_code)
+        assert response.json()["error"]["code"] == "method_not_allowed"
+        assert "POST" in response.headers["allow"]
+    assert client.get("/", headers=A).status_code in (200, 503)  # the dashboard still served
+    history = client.get("/v1/facts/fact_99/history", headers=A, params={"user_id": "u1"})
+    assert history.status_code == 404 and history.json()["error"]["code"] == "not_found"
+
+
 def test_rate_limit_gives_429_with_retry_after(server_settings: ServerSettings) -> None:
     server_settings.rate_limit = 1.0
     server_settings.rate_burst = 2

@@ -109,15 +109,25 @@ class DocumentPreparer:
     def load(
         self, source: str | os.PathLike[str], title: str, format: str | None
     ) -> LoadedDocument:
-        if isinstance(source, os.PathLike) or (format is None and names_a_file(source)):
-            path = Path(source) if isinstance(source, os.PathLike) else Path(source.strip())
+        """A ``str`` is always the document's text; only a path object reads a file. Text is
+        never taken for a path, so nothing that reaches a server as text can read one."""
+        if isinstance(source, os.PathLike):
+            path = Path(source)
             if path.is_dir():
                 raise IsADirectoryError(f"{path} is a folder: add it with add_folder")
             if not path.is_file():
                 raise FileNotFoundError(f"no file at {path}")
             return load_path(path, title)
         if not isinstance(source, str):
-            raise TypeError(f"a document is a str of text or a path, got {type(source).__name__}")
+            raise TypeError(
+                "a document is a str of text or a pathlib.Path to a file, got "
+                f"{type(source).__name__}"
+            )
+        if format is None and looks_like_a_path(source):
+            raise ValueError(
+                f"{source.strip()!r} looks like a file path, and text is never read as one: "
+                "pass pathlib.Path(...) to load a file, or format='text' to store these words"
+            )
         if len(source) > MAX_DOCUMENT_CHARS:
             raise ValueError(
                 f"the document has {len(source):,} characters; the limit is "
@@ -232,7 +242,8 @@ class KnowledgeBase:
         metadata: Mapping[str, Any] | None = None,
         format: str | None = None,
     ) -> VersionInfo:
-        """Store a document (text, or a path to a .txt/.md/.html/.pdf file). ``doc_id``
+        """Store a document: a ``str`` of text, or a ``pathlib.Path`` to a .txt/.md/.html/.pdf
+        file (a ``str`` is never read as a path). ``doc_id``
         defaults to the file name or a hash of the text. Adding a document that exists makes
         a new version when anything changed, and returns the current one otherwise.
 
@@ -246,11 +257,7 @@ class KnowledgeBase:
             raise ValueError(f"{named} has no text to index")
         if doc_id is None:
             doc_id = (
-                Path(source).name
-                if isinstance(source, os.PathLike)
-                or loaded.format == "pdf"
-                or (format is None and names_a_file(str(source)))
-                else loaded.content_hash[:16]
+                Path(source).name if isinstance(source, os.PathLike) else loaded.content_hash[:16]
             )
         previous = self._repo.versions(self.name, _require_doc_id(doc_id))
         if previous:  # attributes not given keep their current value
@@ -290,12 +297,10 @@ class KnowledgeBase:
         date still finds the version that held then. Raises ``KeyError`` for an unknown
         ``doc_id``."""
         current = self._latest(_require_doc_id(doc_id))
-        text = (
-            source
-            if source is not None
-            else self._repo.version_text(self.name, doc_id, current.version)
-        )
-        loaded = self._preparer.load(text, title or current.title, format)
+        if source is None:  # the stored text, as text: never looked up as a path
+            source = self._repo.version_text(self.name, doc_id, current.version)
+            format = format or sniff_format(source)
+        loaded = self._preparer.load(source, title or current.title, format)
         return self._store(
             doc_id,
             loaded,
@@ -405,21 +410,19 @@ class KnowledgeBase:
         return stored
 
 
-def names_a_file(source: str) -> bool:
-    """Whether a str given as a document is a file's path rather than its text: one line
-    ending in a known suffix that is a file, or has no spaces (``"./docs/leave.md"`` that
-    does not exist is an error, not a one-line document)."""
-    if "\n" in source or len(source) > 4096:
+def looks_like_a_path(text: str) -> bool:
+    """A one-line str with no spaces ending in a loadable suffix (``"./docs/leave.md"``):
+    refused with a hint rather than stored as a one-word document or read as a file. Decided
+    by the text's shape alone, never by looking at the filesystem."""
+    stripped = text.strip()
+    if "\n" in stripped or len(stripped) > 4096 or any(c.isspace() for c in stripped):
         return False
-    path = Path(source.strip())
-    if path.suffix.lower() not in FORMATS:
-        return False
-    return path.is_file() or not any(c.isspace() for c in source.strip())
+    return Path(stripped).suffix.lower() in FORMATS
 
 
 def sniff_format(text: str) -> str:
-    """'html', 'markdown' or 'text' from the text's look. Giving it as ``format`` also stops
-    a string from being read as a file path (what the servers do: never a server file)."""
+    """'html', 'markdown' or 'text' from the text's look (the servers pass it as ``format``,
+    so a one-word text that ends in '.md' is stored as text)."""
     head = text.lstrip()[:2000].lower()
     if head.startswith(("<!doctype html", "<html")) or re.search(r"<(p|div|h[1-6]|body)\b", head):
         return "html"

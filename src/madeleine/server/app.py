@@ -278,9 +278,10 @@ def create_app(
 
     @app.get("/v1/facts/{fact_id}/history", tags=["read"])
     def history(fact_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
-        return {
-            "history": [c.model_dump(mode="json") for c in memory.history(fact_id, user_id=user_id)]
-        }
+        versions = memory.history(fact_id, user_id=user_id)
+        if not versions:  # a fact has at least one version: none means no such fact
+            raise ApiError(404, "not_found", f"user {user_id!r} has no fact {fact_id!r}")
+        return {"history": [c.model_dump(mode="json") for c in versions]}
 
     @app.get("/v1/profile", tags=["read"])
     def profile(user_id: UserId, memory: Tenant) -> dict[str, Any]:

@@ -8,9 +8,11 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
+from starlette.exceptions import HTTPException
 from starlette.middleware.gzip import GZipMiddleware
+from starlette.routing import Match, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 BUNDLE = Path(__file__).parent / "dashboard"
 
@@ -44,12 +46,35 @@ class _Bundle(StaticFiles):
         await super().__call__(scope, receive, with_headers)
 
 
+class _MethodsFirst:
+    """The bundle's catch-all mount would answer a GET on a POST-only API route with the
+    bundle's 404; this answers 405 with ``Allow`` there, as the router does without it."""
+
+    def __init__(self, app: FastAPI, files: ASGIApp) -> None:
+        self._app = app
+        self._files = files
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            allowed: set[str] = set()
+            for route in self._app.router.routes:
+                if isinstance(route, Route) and route.matches(scope)[0] is Match.PARTIAL:
+                    allowed |= route.methods or set()
+            if allowed:
+                raise HTTPException(
+                    405,
+                    f"{scope.get('method')} is not allowed here; use {', '.join(sorted(allowed))}",
+                    headers={"Allow": ", ".join(sorted(allowed))},
+                )
+        await self._files(scope, receive, send)
+
+
 def mount_dashboard(app: FastAPI, bundle: Path = BUNDLE) -> None:
     """Serve ``bundle`` at ``/`` (after every API route, which match first)."""
     if (bundle / "index.html").is_file():
         # gzip: the graph library alone is 560 KiB, 170 KiB compressed
         files = GZipMiddleware(_Bundle(directory=bundle, html=True), minimum_size=1024)
-        app.mount("/", files, name="dashboard")
+        app.mount("/", _MethodsFirst(app, files), name="dashboard")
         return
 
     @app.get("/", include_in_schema=False)

@@ -10,13 +10,11 @@ from cachetools import LRUCache
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class BodyLimit:
     """ASGI middleware: a body over ``max_bytes`` is refused with 413, whether its
-    Content-Length says so up front or it streams past the limit."""
+    Content-Length says so up front or it streams (chunked) past the limit. A streamed body
+    is cut where it crosses the limit: the client gets the 413 at once, and the app sees a
+    disconnect, so nothing of the request is processed and nothing of its own reply is sent."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -37,27 +35,36 @@ class BodyLimit:
                 return
         seen = 0
         started = False
+        refused = False
 
         async def counted() -> Message:
-            nonlocal seen
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
-                    raise _TooLarge
+                    refused = True
+                    if not started:
+                        await self._refuse(send)
+                    return {"type": "http.disconnect"}
             return message
 
         async def tracked(message: Message) -> None:
             nonlocal started
+            if refused:
+                return  # the 413 is the answer; the app's reply to a cut body is dropped
             if message["type"] == "http.response.start":
                 started = True
             await send(message)
 
         try:
             await self.app(scope, counted, tracked)
-        except _TooLarge:
-            if not started:
-                await self._refuse(send)
+        except Exception:
+            if not refused:
+                raise
+            # the app's complaint about the cut body (a disconnect): already answered with 413
 
     async def _refuse(self, send: Send) -> None:
         body = json.dumps(

@@ -10,7 +10,9 @@ user, so a single developer's client needs no arguments.
 from __future__ import annotations
 
 import getpass
+import logging
 import os
+import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -23,11 +25,17 @@ from mcp.server.fastmcp import FastMCP
 from pydantic import AnyHttpUrl
 
 from madeleine.api import Memory
+from madeleine.errors import ItemNotFoundError, StaleVersionError, StoreReadOnlyError
 from madeleine.kb.context import entry as kb_entry
 from madeleine.kb.records import Principal
 from madeleine.records import Hit
 from madeleine.server.keys import KeyRing
 from madeleine.server.tenants import Tenants
+
+log = logging.getLogger("madeleine.mcp")
+
+# errors whose message is written for the caller (they name the argument at fault)
+_CALLER_ERRORS = (ValueError, TypeError, ItemNotFoundError, StaleVersionError, StoreReadOnlyError)
 
 INSTRUCTIONS = (
     "Long-term memory of the user across sessions. Call `context` (or `recall`) before "
@@ -92,7 +100,14 @@ def build_mcp(
 
     async def call(work: Callable[[Memory], Any]) -> Any:
         memory = memory_for_request()  # in the request's context: the key's tenant
-        return await anyio.to_thread.run_sync(work, memory)
+        try:
+            return await anyio.to_thread.run_sync(work, memory)
+        except _CALLER_ERRORS:
+            raise  # the caller's own mistake: its message names the argument
+        except Exception as exc:  # never an exception's name or a server detail to the client
+            incident = uuid.uuid4().hex[:12]
+            log.exception("internal error %s in an MCP tool", incident)
+            raise RuntimeError(f"internal error (incident {incident})") from exc
 
     @server.tool()
     async def remember(
