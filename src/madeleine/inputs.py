@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 MAX_ID_CHARS = 512
-_MAX_INT = 2**63  # JSON readers elsewhere (Go, Java, Rust, PostgreSQL bigint) stop at 64 bits
+_MAX_INT = 2**63  # JSON readers elsewhere (Go, Java, Rust) stop at 64 bits, and PostgreSQL's
+# jsonb writes a float of 1e300 back as a 301-digit integer
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,16 +160,15 @@ def _walk(root: object, field: str, limits: JsonLimits) -> None:
             _text(value, field, where, limits)
         elif value is None or isinstance(value, bool):
             continue
-        elif isinstance(value, int):
-            if not -_MAX_INT <= value < _MAX_INT:
-                raise ValueError(
-                    f"{field} holds an integer beyond 64 bits{_at(field, where)}; "
-                    "give it as a string"
-                )
-        elif isinstance(value, float):
-            if not math.isfinite(value):
+        elif isinstance(value, int | float):
+            if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(
                     f"{field} must hold finite numbers only (no NaN or infinity){_at(field, where)}"
+                )
+            if not -_MAX_INT <= value < _MAX_INT:
+                raise ValueError(
+                    f"{field} holds a number beyond ±2**63 (64 bits){_at(field, where)}; "
+                    "give it as a string"
                 )
         elif isinstance(value, Mapping | list | tuple):
             if depth > limits.max_depth:

@@ -177,3 +177,48 @@ def test_session_ttl(mem: Memory, ttl: str) -> None:
     session.append({"role": "user", "content": "hello"})
     (found,) = mem.sessions("u")
     assert found["expires_at"] - found["updated_at"] == pytest.approx(value, abs=1)
+
+
+def _deep(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"leaf": 1}
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def test_the_examples_of_issue_30(mem: Memory) -> None:
+    """Each was stored (or raised RecursionError) and then broke reads."""
+    agent = mem.agent("deep", user_id="u")
+    with pytest.raises(ValueError, match=r"^data is nested deeper than 32 levels"):
+        agent.transition("planning", data=_deep(500))
+    with pytest.raises(ValueError, match=r"^snapshot\['data'\] is nested deeper"):
+        agent.restore({"state": "planning", "data": _deep(500)})
+    assert agent.current().version == 0 and agent.history() == []
+    kb = mem.kb("c")
+    with pytest.raises(ValueError, match=r"^metadata is nested deeper"):
+        kb.add_document("a handbook", doc_id="d", metadata=_deep(500))
+    with pytest.raises(ValueError, match=r"^metadata must hold finite numbers only"):
+        kb.add_document("a handbook", doc_id="d", metadata={"x": float("nan")})
+    assert kb.documents() == []
+    for levels in (500, 900, 5_000):
+        with pytest.raises(ValueError, match=r"^messages\[0\]\['metadata'\] is nested deeper"):
+            mem.add([{"content": "hi", "metadata": _deep(levels)}], user_id="u")
+    with pytest.raises(ValueError, match=r"^ttl_seconds"):
+        mem.session("s", user_id="u", ttl_seconds=float("nan"))
+    exported = mem.export_user("u")
+    assert exported["events"] == [] and json.dumps(exported, allow_nan=False)
+
+
+def test_agent_arguments_stored_as_given_are_bounded(mem: Memory) -> None:
+    agent = mem.agent("a", user_id="u")
+    with pytest.raises(ValueError, match="reason has 2,001 characters"):
+        agent.transition("planning", reason="x" * 2_001)
+    with pytest.raises(TypeError, match=r"snapshot\['version'\] must be an int"):
+        agent.restore({"state": "planning", "version": _deep(2_000)})
+    with pytest.raises(TypeError, match="an agent state is a str"):
+        agent.restore({"state": _deep(2_000)})
+    with pytest.raises(ValueError, match="the timeout of planning must be a positive, finite"):
+        mem.agent("a", user_id="u", timeouts={"planning": float("nan")})
+    with pytest.raises(ValueError, match="description has 10,001 characters"):
+        mem.kb("c", description="x" * 10_001)
+    assert agent.current().version == 0 and mem.collections() == []
