@@ -222,3 +222,12 @@ def test_agent_arguments_stored_as_given_are_bounded(mem: Memory) -> None:
     with pytest.raises(ValueError, match="description has 10,001 characters"):
         mem.kb("c", description="x" * 10_001)
     assert agent.current().version == 0 and mem.collections() == []
+
+
+def test_numbers_too_large_for_a_float_are_refused_not_overflowed(mem: Memory) -> None:
+    with pytest.raises(ValueError, match="importance must be between 0 and 1"):
+        mem.set_importance("ep_1", 10**400, user_id="u")
+    with pytest.raises(ValueError, match="timestamp epoch seconds out of range: a huge int"):
+        mem.add([{"content": "hi"}], user_id="u", timestamp=10**400)
+    with pytest.raises(ValueError, match="now epoch seconds out of range"):
+        mem.maintain(["u"], now=-(10**400))
