@@ -135,6 +135,8 @@ class Memory(LifecycleMethods):
         """Block until every queued indexing job is done. False if ``timeout`` passed first,
         or if some messages could not be indexed after every attempt (``stats()
         ["failed_jobs"]``; fix the cause, then ``retry_failed()``)."""
+        if timeout is not None:
+            timeout = require_seconds(timeout, "timeout", zero=True)
         return self._open().wait(timeout)
 
     def rotate_vault_key(self, new_key: str | None = None) -> dict[str, Any]:

@@ -92,19 +92,31 @@ def require_short_text(value: object, field: str, max_chars: int) -> str:
 
 
 def require_seconds(
-    value: object, field: str, *, minimum: float = 0.0, maximum: float = MAX_TTL_SECONDS
+    value: object,
+    field: str,
+    *,
+    minimum: float = 0.0,
+    maximum: float = MAX_TTL_SECONDS,
+    zero: bool = False,
 ) -> float:
-    """A positive, finite duration in seconds, from ``minimum`` to ``maximum``: NaN compares
-    false with everything, so a check written as ``value <= 0`` lets it through."""
+    """A finite duration in seconds, from ``minimum`` to ``maximum``, positive unless
+    ``zero`` (a timeout of 0 polls): NaN compares false with everything, so a check written
+    as ``value <= 0`` lets it through, and ``float(10**400)`` overflows."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{field} must be a number of seconds, got {type(value).__name__}")
-    if not math.isfinite(value) or value <= 0 or not minimum <= value <= maximum:
+    sane = minimum <= value <= maximum and (value > 0 or (zero and value == 0))
+    if not sane:  # NaN included
         low = f"at least {minimum:g} and " if minimum > 0 else ""
         raise ValueError(
-            f"{field} must be a positive, finite number of seconds, {low}at most "
-            f"{maximum:,.0f}; got {value!r}"
+            f"{field} must be a {'non-negative' if zero else 'positive'}, finite number of "
+            f"seconds, {low}at most {maximum:,.0f}; got {shown_number(value)}"
         )
     return float(value)
+
+
+def shown_number(value: float) -> str:
+    """A number for an error message: 10**4000 would fill it (or fail to print at all)."""
+    return repr(value) if isinstance(value, float) or abs(value) < 10**20 else "a huge int"
 
 
 def require_json_object(value: object, field: str, limits: JsonLimits) -> dict[str, Any]:

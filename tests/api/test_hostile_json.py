@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -231,3 +232,16 @@ def test_numbers_too_large_for_a_float_are_refused_not_overflowed(mem: Memory) -
         mem.add([{"content": "hi"}], user_id="u", timestamp=10**400)
     with pytest.raises(ValueError, match="now epoch seconds out of range"):
         mem.maintain(["u"], now=-(10**400))
+    with pytest.raises(ValueError, match="budget_tokens must be from 1 to 1,000,000, got a huge"):
+        mem.context("hello", user_id="u", budget_tokens=10**400)
+    with pytest.raises(ValueError, match="limit must be from 1 to 10000"):
+        mem.agent("a", user_id="u").history(10**400)
+    with pytest.raises(TypeError, match="limit must be an int"):
+        mem.agent("a", user_id="u").history(math.nan)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("timeout", [math.nan, -1, math.inf, 10**400])
+def test_a_wait_timeout_is_finite_and_not_negative(mem: Memory, timeout: float) -> None:
+    with pytest.raises(ValueError, match="timeout must be a non-negative, finite number"):
+        mem.wait(timeout)
+    assert mem.wait(0) is True and mem.wait(None) is True

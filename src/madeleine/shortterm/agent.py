@@ -11,7 +11,13 @@ from enum import StrEnum
 from typing import Any
 
 from madeleine.errors import MadeleineError
-from madeleine.inputs import AGENT_DATA, require_json_object, require_seconds, require_short_text
+from madeleine.inputs import (
+    AGENT_DATA,
+    require_json_object,
+    require_seconds,
+    require_short_text,
+    shown_number,
+)
 from madeleine.store.ports import ShortTermRepository
 from madeleine.store.records import AgentRecord, StaleStateError, TransitionRecord
 
@@ -46,6 +52,7 @@ ALLOWED: dict[AgentStatus, frozenset[AgentStatus]] = {
 }
 TERMINAL = frozenset({AgentStatus.COMPLETED, AgentStatus.FAILED})
 MAX_REASON_CHARS = 2_000
+MAX_HISTORY = 10_000  # transitions one history() call returns
 
 
 class InvalidTransitionError(MadeleineError, ValueError):
@@ -168,6 +175,10 @@ class AgentState:
 
     def history(self, limit: int = 100) -> list[dict[str, Any]]:
         """The transition log, oldest first."""
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise TypeError(f"limit must be an int, got {type(limit).__name__}")
+        if not 1 <= limit <= MAX_HISTORY:
+            raise ValueError(f"limit must be from 1 to {MAX_HISTORY}, got {shown_number(limit)}")
         rows = self._repository.transitions(self.user_id, self.agent_id, limit)
         return [
             {"from": r.from_state, "to": r.to_state, "reason": r.reason, "at": r.at} for r in rows

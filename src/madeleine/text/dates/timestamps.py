@@ -7,6 +7,7 @@ import math
 import re
 from datetime import UTC, datetime
 
+from madeleine.inputs import shown_number
 from madeleine.text.dates.words import MONTHS
 
 _LOCOMO_STYLE = re.compile(
@@ -30,8 +31,7 @@ def parse_timestamp(value: object, argument: str = "timestamp") -> datetime:
         )
     if isinstance(value, int | float):
         if not _MIN_EPOCH <= value <= _MAX_EPOCH:  # NaN fails; 10**400 is compared, not float()ed
-            shown = repr(value) if isinstance(value, float) or abs(value) < 10**20 else "a huge int"
-            raise ValueError(f"{argument} epoch seconds out of range: {shown}")
+            raise ValueError(f"{argument} epoch seconds out of range: {shown_number(value)}")
         return datetime.fromtimestamp(float(value), tz=UTC)
     if isinstance(value, str):
         text = value.strip()
