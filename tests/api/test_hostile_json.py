@@ -245,3 +245,12 @@ def test_a_wait_timeout_is_finite_and_not_negative(mem: Memory, timeout: float) 
     with pytest.raises(ValueError, match="timeout must be a non-negative, finite number"):
         mem.wait(timeout)
     assert mem.wait(0) is True and mem.wait(None) is True
+
+
+def test_reasons_kept_in_the_lifecycle_log_are_bounded(mem: Memory) -> None:
+    mem.add([{"content": "I live in Lisbon."}], user_id="u")
+    mem.wait()
+    (hit,) = mem.search("Lisbon", user_id="u", limit=1)
+    with pytest.raises(ValueError, match="reason has 2,001 characters"):
+        mem.archive(hit.id, user_id="u", reason="x" * 2_001)
+    assert mem.lifecycle_log("u") == []
