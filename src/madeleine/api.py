@@ -32,6 +32,13 @@ from madeleine.kb.ask import Answer, run_ask
 from madeleine.kb.clarify import find_clarifications
 from madeleine.kb.collection import KnowledgeBase, require_collection_name
 from madeleine.kb.context import kb_section
+from madeleine.kb.privacy import (
+    DEFAULT_KB_POLICY,
+    DocumentPrivacy,
+    record_policy,
+    require_kb_policy,
+    stored_policy,
+)
 from madeleine.kb.records import CollectionInfo, KBHit, Principal
 from madeleine.kb.search import KBRequest, validate_channels
 from madeleine.lifecycle_api import LifecycleMethods
@@ -49,8 +56,10 @@ from madeleine.shortterm.session import Session
 from madeleine.shortterm.summary import summarizer_for
 from madeleine.store import is_postgres_url
 from madeleine.store.records import MAX_ID, fact_number
+from madeleine.text.pii import policy_from
 from madeleine.text.timeparse import from_epoch
 from madeleine.text.tokens import TokenCounter
+from madeleine.write.privacy import Privacy, kb_owner
 
 Moment = datetime | str | float | None
 
@@ -403,27 +412,42 @@ class Memory(LifecycleMethods):
 
     # -- knowledge base -------------------------------------------------------------------------
 
-    def kb(self, name: str, *, description: str | None = None) -> KnowledgeBase:
+    def kb(
+        self, name: str, *, description: str | None = None, pii: str | None = None
+    ) -> KnowledgeBase:
         """A knowledge-base collection (created on first use). ``description`` says what it
-        holds; routing compares questions with it, so nobody has to pick a collection."""
+        holds; routing compares questions with it, so nobody has to pick a collection.
+        ``pii`` is the collection's PII policy for documents stored from now on: 'vault'
+        (the default: as messages), 'mask' or 'keep' (None: unchanged)."""
         engine = self._open()
         require_collection_name(name)
         if description is not None:
             require_short_text(description, "description", MAX_DESCRIPTION_CHARS)
+        policy = None if pii is None else require_kb_policy(pii)
         known = {c.name: c for c in engine.store.kb.collections()}
         if name not in known or (
             description is not None and known[name].description != description
         ):
             engine.store.kb.ensure_collection(name, description)
-        return KnowledgeBase(name, engine.store.kb, engine.documents, engine.kb_changed)
+        mode = stored_policy(engine.store, name)
+        if name not in known or (policy is not None and policy != mode):
+            mode = policy or DEFAULT_KB_POLICY  # a new collection starts from the default
+            record_policy(engine.store, name, mode)
+        privacy = DocumentPrivacy(engine.store, name, mode, policy_from(self.settings.pii.policy))
+        return KnowledgeBase(name, engine.store.kb, engine.documents, engine.kb_changed, privacy)
 
     def collections(self) -> list[CollectionInfo]:
         """Every knowledge-base collection with its description, counts and L0/L1 abstracts."""
         return self._open().store.kb.collections()
 
     def delete_collection(self, name: str) -> int:
-        """Remove a collection and all its documents; how many documents were removed."""
-        return self._open().store.kb.delete_collection(require_collection_name(name))
+        """Remove a collection and all its documents (and the values its documents
+        vaulted); how many documents were removed."""
+        store = self._open().store
+        removed = store.kb.delete_collection(require_collection_name(name))
+        with store.transaction() as tx:
+            store.vault.forget_user(tx, kb_owner(name))
+        return removed
 
     def search_kb(
         self,
@@ -516,6 +540,7 @@ class Memory(LifecycleMethods):
             ttl_seconds=ttl,
             count_tokens=engine.tokens,
             summarize=summarizer_for(engine.llm),
+            privacy=self._privacy(engine).bound(user_id, engine.restorer),
         )
 
     def sessions(self, user_id: str) -> list[dict[str, Any]]:
@@ -542,7 +567,10 @@ class Memory(LifecycleMethods):
         engine = self._open()
         require_id(user_id, "user_id")
         require_id(agent_id, "agent_id")
-        return AgentState(engine.store.short_term, user_id, agent_id, timeouts=timeouts)
+        privacy = self._privacy(engine).bound(user_id, engine.restorer)
+        return AgentState(
+            engine.store.short_term, user_id, agent_id, privacy=privacy, timeouts=timeouts
+        )
 
     # -- deleting and exporting ---------------------------------------------------------------
 
@@ -677,6 +705,10 @@ class Memory(LifecycleMethods):
         if self._closed:
             raise StoreClosedError("this Memory is closed")
         return self._engine
+
+    def _privacy(self, engine: Engine) -> Privacy:
+        """The PII policy for text kept outside the log (buffers, agents, documents)."""
+        return Privacy(engine.store, policy_from(self.settings.pii.policy))
 
     def _request(
         self,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 MAX_ID_CHARS = 512
+RESERVED_ID_PREFIX = "\x1f"  # vault owners that are not users (a KB collection's): no user may
 _MAX_INT = 2**63  # JSON readers elsewhere (Go, Java, Rust) stop at 64 bits, and PostgreSQL's
 # jsonb writes a float of 1e300 back as a 301-digit integer
 
@@ -78,6 +79,8 @@ def require_id(value: object, argument: str) -> str:
         raise ValueError(f"{argument} must be a non-empty string")
     if len(value) > MAX_ID_CHARS:
         raise ValueError(f"{argument} is longer than {MAX_ID_CHARS} characters")
+    if value.startswith(RESERVED_ID_PREFIX):
+        raise ValueError(f"{argument} must not start with \\x1f (reserved for collections)")
     return require_text(value, argument)
 
 

@@ -15,6 +15,8 @@ from madeleine.maintain.lifecycle import ItemLifecycle
 from madeleine.maintain.timeline import Timeline, build_timeline
 from madeleine.read.request import TimeBound, epoch_of, require_limit
 from madeleine.store.records import LifecycleEntry
+from madeleine.text.pii import policy_from
+from madeleine.write.privacy import Privacy
 
 _MAX_WORDS = 2_000  # a reason or a run id, as a person would write one
 
@@ -33,7 +35,10 @@ class LifecycleMethods:
         archived already. Deleting for good is ``delete``."""
         require_id(user_id, "user_id")
         _require_words(reason, "reason")
-        return self._open().lifecycle.archive(user_id, item_id, reason)
+        engine = self._open()
+        # the reason is kept in the lifecycle log: under the PII policy, as a message is
+        said = Privacy(engine.store, policy_from(engine.settings.pii.policy)).text(user_id, reason)
+        return engine.lifecycle.archive(user_id, item_id, said)
 
     def restore(self, item_id: str, *, user_id: str) -> bool:
         """Bring an archived turn or fact back into search; its strength starts afresh.

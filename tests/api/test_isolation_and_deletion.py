@@ -93,8 +93,13 @@ def test_forget_user_removes_everything(
         assert memory.search("marathon", user_id="alice")  # builds alice's ANN index file
         if BACKEND == "sqlite":
             assert list((tmp_path / "m" / "ann").glob("*.usearch"))
-        counts = memory.forget_user("alice")
-        assert counts["events"] == 2 and counts["episodes"] == 2 and counts["vectors"] == 2
+        # every other place a user id is kept: lifecycle, buffers, agent states
+        memory.pin(memory.search("marathon", user_id="alice")[0].id, user_id="alice")
+        memory.session("s9", user_id="alice").append({"role": "user", "content": "hi"})
+        memory.agent("planner", user_id="alice").transition("planning", reason="trip")
+        assert memory.wait(timeout=60)
+        counts = memory.forget_user("alice")  # the buffer's message joined the log: 3
+        assert counts["events"] == 3 and counts["episodes"] == 3 and counts["vectors"] == 3
         assert memory.search("marathon", user_id="alice") == []
         assert memory.export_user("alice") == {
             "user_id": "alice",
@@ -112,6 +117,7 @@ def test_forget_user_removes_everything(
         assert integrity["episodes"] == integrity["vectors"] == integrity["fts"] == 2
     text = stored_text(tmp_path / "m")
     assert SECRET not in text and "Berlin" not in text and "berlin" not in text
+    assert "alice" not in text  # not even the user id
 
 
 def test_re_adding_creates_nothing_new(memory: Memory) -> None:

@@ -3,7 +3,7 @@ expiry), routing, multi-part questions, clarify, injection flags and the context
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -13,6 +13,7 @@ import pytest
 from madeleine import Memory, Principal
 from madeleine.embed.base import Vectors
 from tests.fakes import HashingEmbedder
+from tests.postgres import BACKEND
 
 LEAVE = (
     "# Annual leave\n\nEmployees get 25 days of annual leave per year. Unused days carry "
@@ -351,3 +352,28 @@ def test_hits_show_the_section_below_the_title_and_the_context_drops_noise(
     context = mem.context("how many days of sick leave need a doctor's note", user_id="u1")
     assert [h.doc_id for h in context.kb_items] == ["leave"]
     assert "hotel" not in context.text
+
+
+@pytest.mark.parametrize("how", ["document", "collection"])
+def test_deleted_document_text_is_in_no_file_when_the_call_returns(
+    tmp_path: Path, how: str, stored_text: Callable[[Path], str]
+) -> None:
+    """Not in a table (the collection's abstracts quoted it), not in the database's free
+    pages (secure_delete), not in the write-ahead log."""
+    path = tmp_path / "m"
+    with Memory(path, embedder=HashingEmbedder()) as mem:
+        kb = mem.kb("ops")
+        kb.add_document("The alarm code for the north gate is quokka-5521.", doc_id="gate")
+        kb.add_document("Visitors sign in at the front desk.", doc_id="desk")
+        mem.wait()
+        assert "quokka" in stored_text(path)
+        if how == "document":
+            assert kb.delete_document("gate")
+        else:
+            assert mem.delete_collection("ops") == 2
+        assert "quokka" not in stored_text(path)
+        if BACKEND == "sqlite":
+            files = b"".join(f.read_bytes() for f in path.rglob("*") if f.is_file())
+            assert b"quokka" not in files
+        mem.wait()  # the abstracts are rebuilt without it
+        assert all("quokka" not in c.l1 for c in mem.collections())

@@ -78,6 +78,24 @@ def found(text: str) -> list[tuple[str, str]]:
         ("login mina / pass hunter2!", C.PASSWORD, "hunter2!"),
         ("user: mina, pw: s3cret!", C.PASSWORD, "s3cret!"),
         ("login: mina; password: Fluffy", C.PASSWORD, "Fluffy"),
+        # issue 30: a secret word, a short qualifier, a connector, the value
+        ("I changed my password to hunter2!", C.PASSWORD, "hunter2!"),
+        ("I changed my password to sunshine", C.PASSWORD, "sunshine"),
+        ("Password for the bank: Tr0ub4dor&3", C.PASSWORD, "Tr0ub4dor&3"),
+        ("the password to my account is abc123", C.PASSWORD, "abc123"),
+        ("my wifi password is now xyz77", C.PASSWORD, "xyz77"),
+        ("passwords for the accounts: x1y2z3", C.PASSWORD, "x1y2z3"),
+        ("the API key (staging) = sk-abc123def", C.PASSWORD, "sk-abc123def"),
+        ("I set the PIN to 4321 yesterday", C.PIN, "4321"),
+        # phone numbers by digit count and grouping
+        ("my number is 5551234567 ok", C.PHONE, "5551234567"),
+        ("call me at 555 1234567", C.PHONE, "555 1234567"),
+        ("mobile: 555 12 34 567", C.PHONE, "555 12 34 567"),
+        ("reach me on +44 20 7946 0958 tomorrow", C.PHONE, "+44 20 7946 0958"),
+        ("+33 6 12 34 56 78", C.PHONE, "+33 6 12 34 56 78"),
+        # a number of phone shape named as an account is an account number
+        ("the checking account (4429853327) is new", C.ACCOUNT_NUMBER, "4429853327"),
+        ("Routing is on file and account is 8829447651.", C.ACCOUNT_NUMBER, "8829447651"),
     ],
 )
 def test_english_detectors(text: str, category: PiiCategory, value: str) -> None:
@@ -108,6 +126,9 @@ def test_english_detectors(text: str, category: PiiCategory, value: str) -> None
         ("비밀번호는 qwer1234예요", C.PASSWORD, "qwer1234"),
         ("비번 1234야", C.PASSWORD, "1234"),
         ("비밀번호를 abcd!9로 바꿨어", C.PASSWORD, "abcd!9"),
+        ("은행 비밀번호를 qwer1234로 변경했어", C.PASSWORD, "qwer1234"),
+        ("은행 비밀번호: 1234", C.PASSWORD, "1234"),
+        ("연락처 010 1234 5678", C.PHONE, "010 1234 5678"),
         ("핀번호 5678", C.PIN, "5678"),
         ("보안코드 321", C.CVV, "321"),
     ],
@@ -141,6 +162,14 @@ def test_korean_detectors_and_glued_particles(text: str, category: PiiCategory, 
         "the password is on the fridge; passwords are hard",
         "비밀번호가 뭐였지? 비밀번호 변경했어",
         "계좌이체 했어요",
+        # the generalized secret and phone rules keep their guards
+        "reset my password to get in",
+        "the password policy is strict; Password reset instructions: click the link",
+        "I changed my password to something else",
+        "order 5551234567, invoice #5551234567, id: 5551234567",
+        "it cost $5551234567 or 5551234567 won",
+        "the year 2024, 1714557600 seconds, 20240501 and 1,234,567,890",
+        "set my pin to 12",
     ],
 )
 def test_no_false_positives(text: str) -> None:

@@ -29,6 +29,7 @@ from madeleine.kb.loaders import (
     load_path,
     load_text,
 )
+from madeleine.kb.privacy import DocumentPrivacy
 from madeleine.kb.records import CollectionInfo, NewChunk, NewVersion, VersionInfo, normalize_acl
 from madeleine.read.request import epoch_of
 from madeleine.store.ports import KnowledgeRepository
@@ -209,11 +210,18 @@ class KnowledgeBase:
         repository: KnowledgeRepository,
         preparer: DocumentPreparer,
         notify: Callable[[], None],
+        privacy: DocumentPrivacy,
     ) -> None:
         self.name = name
         self._repo = repository
         self._preparer = preparer
         self._notify = notify
+        self._privacy = privacy
+
+    @property
+    def pii(self) -> str:
+        """The collection's PII policy: 'vault' (the message policy), 'mask' or 'keep'."""
+        return self._privacy.mode
 
     def __repr__(self) -> str:
         return f"KnowledgeBase({self.name!r})"
@@ -224,6 +232,11 @@ class KnowledgeBase:
             if info.name == self.name:
                 return info
         raise LookupError(f"collection {self.name!r} was deleted")
+
+    def reveal(self, text: str) -> str:
+        """``text`` (a chunk, a hit) with this collection's vaulted values put back. For the
+        library caller who holds the store; no route or MCP tool calls it."""
+        return self._privacy.reveal(text)
 
     @property
     def description(self) -> str:
@@ -391,13 +404,19 @@ class KnowledgeBase:
         end = _optional_time(expires_at, "expires_at")
         if start is not None and end is not None and end <= start:
             raise ValueError("expires_at must be after effective_from")
+        entries = normalize_acl(acl)
+        # the collection's PII policy, once everything is checked, before anything is
+        # chunked, abstracted or stored
+        loaded = self._privacy.document(loaded)
+        title = self._privacy.text(title)
+        checked = self._privacy.tree(checked)
         version = self._preparer.version(
             self.name,
             doc_id,
             loaded,
             title=title,
             source_type=source_type.strip().lower(),
-            acl=normalize_acl(acl),
+            acl=entries,
             metadata=checked,
             effective_from=start,
             expires_at=end,

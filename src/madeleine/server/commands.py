@@ -119,6 +119,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from madeleine.embed.factory import share_cores_with_other_processes
+    from madeleine.server.access_log import log_config
     from madeleine.server.app import ServerSettings, create_app
 
     data = Path(args.data).resolve()
@@ -134,7 +135,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     if args.workers == 1:
-        uvicorn.run(create_app(ServerSettings()), host=args.host, port=args.port)
+        uvicorn.run(
+            create_app(ServerSettings()), host=args.host, port=args.port, log_config=log_config()
+        )
     else:
         share_cores_with_other_processes()  # inherited by uvicorn's worker processes
         uvicorn.run(
@@ -143,6 +146,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             workers=args.workers,
+            log_config=log_config(),
         )
     return 0
 

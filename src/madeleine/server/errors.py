@@ -19,6 +19,7 @@ from madeleine.errors import (
     StoreDamagedError,
     StoreReadOnlyError,
 )
+from madeleine.server.access_log import redact_target
 
 log = logging.getLogger("madeleine.server")
 
@@ -115,5 +116,6 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def internal(request: Request, exc: Exception) -> JSONResponse:
         incident = uuid.uuid4().hex[:12]
-        log.exception("internal error %s on %s %s", incident, request.method, request.url.path)
+        where = redact_target(request.url.path)  # ids in a path may carry PII
+        log.exception("internal error %s on %s %s", incident, request.method, where)
         return error_response(500, "internal", f"internal error (incident {incident})")

@@ -44,7 +44,8 @@ def kb_router() -> APIRouter:
 
     @router.put("/kb/{collection}")
     def describe(collection: str, body: CollectionBody, memory: Tenant) -> dict[str, Any]:
-        return memory.kb(collection, description=body.description).info.to_dict()
+        kb = memory.kb(collection, description=body.description, pii=body.pii)
+        return {**kb.info.to_dict(), "pii": kb.pii}
 
     @router.delete("/kb/{collection}")
     def drop(collection: str, memory: Tenant) -> dict[str, Any]:

@@ -157,7 +157,10 @@ class PrincipalBody(_Body):
 
 
 class CollectionBody(_Body):
-    description: StrictStr
+    description: StrictStr | None = None
+    pii: Literal["vault", "mask", "keep"] | None = Field(
+        default=None, description="the collection's PII policy for documents (default vault)"
+    )
 
 
 class DocumentBody(_Body):

@@ -20,6 +20,7 @@ from madeleine.inputs import (
 )
 from madeleine.store.ports import ShortTermRepository
 from madeleine.store.records import AgentRecord, StaleStateError, TransitionRecord
+from madeleine.write.privacy import OwnerPrivacy
 
 
 class AgentStatus(StrEnum):
@@ -104,10 +105,12 @@ class AgentState:
         user_id: str,
         agent_id: str,
         *,
+        privacy: OwnerPrivacy,
         timeouts: Mapping[str, float] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._repository = repository
+        self._privacy = privacy
         self.user_id = user_id
         self.agent_id = agent_id
         self._timeouts: dict[AgentStatus, float] = {}
@@ -180,8 +183,10 @@ class AgentState:
         if not 1 <= limit <= MAX_HISTORY:
             raise ValueError(f"limit must be from 1 to {MAX_HISTORY}, got {shown_number(limit)}")
         rows = self._repository.transitions(self.user_id, self.agent_id, limit)
+        reveal = self._privacy.reveal
         return [
-            {"from": r.from_state, "to": r.to_state, "reason": r.reason, "at": r.at} for r in rows
+            {"from": r.from_state, "to": r.to_state, "reason": reveal(r.reason), "at": r.at}
+            for r in rows
         ]
 
     def snapshot(self) -> dict[str, Any]:
@@ -212,6 +217,9 @@ class AgentState:
     def _move(
         self, view: AgentView, target: AgentStatus, reason: str, data: dict[str, Any]
     ) -> AgentView:
+        # kept under the PII policy, as messages are: the reason and every value of the data
+        reason = self._privacy.scrub(reason)
+        data = self._privacy.scrub_tree(data)
         now = self._clock()
         record = AgentRecord(str(target), data, now, view.version + 1)
         log = TransitionRecord(
@@ -227,6 +235,5 @@ class AgentState:
         state = status(record.state)
         timeout = self._timeouts.get(state)
         deadline = None if timeout is None or record.version == 0 else record.entered_at + timeout
-        return AgentView(
-            self.agent_id, state, record.data, record.entered_at, record.version, deadline
-        )
+        data = self._privacy.reveal_tree(record.data)
+        return AgentView(self.agent_id, state, data, record.entered_at, record.version, deadline)

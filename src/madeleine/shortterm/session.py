@@ -17,6 +17,7 @@ from madeleine.records import AddResult
 from madeleine.store.ports import ShortTermRepository
 from madeleine.store.records import BufferedMessage, SessionInfo
 from madeleine.text.tokens import TokenCounter
+from madeleine.write.privacy import OwnerPrivacy
 
 _PER_MESSAGE_TOKENS = 4  # role and separators, as chat formats count them
 _SUMMARY_SHARE = 4  # at most a quarter of the budget goes to the summary
@@ -43,8 +44,10 @@ class Window:
         }
 
 
-def message_dict(message: BufferedMessage) -> dict[str, Any]:
-    found: dict[str, Any] = {"role": message.role, "content": message.content}
+def message_dict(
+    message: BufferedMessage, reveal: Callable[[str], str] = lambda text: text
+) -> dict[str, Any]:
+    found: dict[str, Any] = {"role": message.role, "content": reveal(message.content)}
     if message.name:
         found["name"] = message.name
     if message.pinned:
@@ -63,6 +66,7 @@ class Session:
         ttl_seconds: float | None,
         count_tokens: TokenCounter,
         summarize: Callable[[str, Sequence[BufferedMessage]], str],
+        privacy: OwnerPrivacy,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._repository = repository
@@ -72,12 +76,14 @@ class Session:
         self._ttl = ttl_seconds
         self._count = count_tokens
         self._summarize = summarize
+        self._privacy = privacy
         self._clock = clock
 
     def append(self, message: dict[str, Any], *, pinned: bool = False) -> int:
         """Add one message ({"role", "content"}, optionally "name"); returns its position.
         The message is validated and logged for long-term memory first, so a bad message
-        leaves the buffer unchanged."""
+        leaves the buffer unchanged; the buffer keeps it under the PII policy, as the log
+        does (reads give vaulted values back to the user)."""
         if not isinstance(pinned, bool):
             raise TypeError(f"pinned must be a bool, got {type(pinned).__name__}")
         self._add(message)  # raises on a bad message, before the buffer changes
@@ -85,7 +91,7 @@ class Session:
         name = message.get("name")
         buffered = BufferedMessage(
             role=str(message["role"]) if "role" in message else "user",
-            content=str(message["content"]),
+            content=self._privacy.scrub(str(message["content"])),
             created_at=now,
             name=None if name is None else str(name),
             pinned=pinned,
@@ -96,7 +102,7 @@ class Session:
     def messages(self) -> list[dict[str, Any]]:
         """Every message still in the buffer, oldest first."""
         found = self._repository.messages(self.user_id, self.session_id, self._clock())
-        return [message_dict(m) for m in found]
+        return [message_dict(m, self._privacy.reveal) for m in found]
 
     def info(self) -> SessionInfo | None:
         return self._repository.session(self.user_id, self.session_id, self._clock())
@@ -141,7 +147,9 @@ class Session:
             summary = self._fit(summary, max(reserve, available - spent))
         kept = sorted(pinned + recent, key=lambda m: m.position)
         tokens = sum(cost[m.position] for m in kept) + (self._count(summary) if summary else 0)
-        return Window([message_dict(m) for m in kept], summary, tokens, budget_tokens, len(folded))
+        kept_dicts = [message_dict(m, self._privacy.reveal) for m in kept]
+        revealed = self._privacy.reveal(summary)
+        return Window(kept_dicts, revealed, tokens, budget_tokens, len(folded))
 
     def _rolled(self, info: SessionInfo, folded: list[BufferedMessage]) -> str:
         """The stored summary brought up to the newest folded message (only new ones are
@@ -149,7 +157,8 @@ class Session:
         new = [m for m in folded if m.position > info.folded]
         if not new:
             return info.summary
-        summary = self._summarize(info.summary, new)
+        # an LLM summary is new text: it is kept under the policy like the messages it folds
+        summary = self._privacy.scrub(self._summarize(info.summary, new))
         self._repository.fold(self.user_id, self.session_id, summary, new[-1].position)
         return summary
 

@@ -9,6 +9,7 @@ from cryptography.fernet import Fernet
 
 from madeleine.store.crypto import KEY_FILE, load_key
 from madeleine.store.ports import Store
+from madeleine.store.private import private_directory
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -52,7 +53,7 @@ def open_store(
             and (not database.exists() or os.access(database, os.W_OK))
         )
     if not read_only:
-        directory.mkdir(parents=True, exist_ok=True)
+        private_directory(directory)
         key = load_key(directory, vault_key)
     elif (vault_key and vault_key.strip()) or (directory / KEY_FILE).exists():
         key = load_key(directory, vault_key)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 
 class PiiCategory(StrEnum):
@@ -206,6 +206,79 @@ def _phones(text: str) -> Iterator[Finding]:
     for pattern in _PHONES:
         for m in pattern.finditer(text):
             yield Finding(PiiCategory.PHONE, m.start(), m.end(), m.group())
+
+
+# Phone numbers by digit count and grouping rather than by one layout each: a North American
+# number typed without separators or with mixed ones (5551234567, 555 1234567), and any number
+# in international form (+44 20 7946 0958). Guards: a number named as something else (order,
+# invoice, id, #...) or priced is no phone; years, dates and amounts never have this shape.
+_NANP_LOOSE = re.compile(_START + r"(?:\+?1[ .\-]?)?[2-9]\d{2}[ .\-]?\d{3}[ .\-]?\d{4}" + _END)
+_INTERNATIONAL = re.compile(r"(?<![0-9A-Za-z+])\+[1-9]\d{0,2}(?:[ .\-]?\(?\d{1,5}\)?){2,5}" + _END)
+_PHONE_LABEL = re.compile(
+    r"(?:\b(?:phone|cell(?:phone)?|mobile|tel(?:ephone)?|fax|whats\s?app|landline)\b"
+    r"(?:\s*(?:number|num|no\.?|#))?"
+    r"|\b(?:call|text|ring|reach|contact)\s+(?:me|us|him|her|them)\s+(?:at|on)\b"
+    r"|전화\s*번호|휴대\s*(?:폰|전화)|핸드폰|연락처)",
+    re.IGNORECASE,
+)
+_PHONE_VALUE = re.compile(r"\+?\(?\d[\d .\-()]{6,20}\d" + _END)
+# What a number is named as, just before it: "order 5551234567" is no phone, and "checking
+# account (4429853327)" or "account is 8829447651" is an account number.
+_NAMED_AS = r"(?:\s*(?:number|num|no\.?|#|id))?(?:\s*(?:is|was|[:=#(]))*\s*$"
+_NOT_A_PHONE_BEFORE = re.compile(
+    r"(?:\b(?:order|invoice|ticket|tracking|ref(?:erence)?|confirmation|booking|transaction"
+    r"|serial|isbn|id|card|policy|case|claim|model|part|sku|version|build)"
+    rf"{_NAMED_AS}|#\s*$|[$€£¥₩]\s*$|(?:주문|송장|예약)\s*번호\s*(?:는|은|:)?\s*$)",
+    re.IGNORECASE,
+)
+_ACCOUNT_BEFORE = re.compile(
+    rf"\b(?:account|acct|routing)\b{_NAMED_AS}|계좌\s*(?:번호)?\s*(?:는|은|:)?\s*$",
+    re.IGNORECASE,
+)
+_NOT_A_PHONE_AFTER = re.compile(
+    r"^\s*(?:dollars?|usd|eur|euros?|won|krw|yen|원|달러|points?|miles?|views?|bytes?)\b",
+    re.IGNORECASE,
+)
+
+
+def _digits(value: str) -> int:
+    return sum(ch.isdigit() for ch in value)
+
+
+def _phone_or_named(text: str, start: int, end: int) -> PiiCategory | None:
+    """PHONE for a number of phone shape, ACCOUNT_NUMBER when named as an account, None
+    when named as something else (an order, a price)."""
+    before = text[max(0, start - 32) : start]
+    if _ACCOUNT_BEFORE.search(before):
+        return PiiCategory.ACCOUNT_NUMBER
+    if _NOT_A_PHONE_BEFORE.search(before) or _NOT_A_PHONE_AFTER.match(text[end : end + 12]):
+        return None
+    return PiiCategory.PHONE
+
+
+def _loose_phones(text: str) -> Iterator[Finding]:
+    for m in _NANP_LOOSE.finditer(text):
+        if (category := _phone_or_named(text, m.start(), m.end())) is not None:
+            yield Finding(category, m.start(), m.end(), m.group())
+    for m in _INTERNATIONAL.finditer(text):
+        if not 8 <= _digits(m.group()) <= 15:
+            continue
+        if (category := _phone_or_named(text, m.start(), m.end())) is not None:
+            yield Finding(category, m.start(), m.end(), m.group())
+
+
+def _labelled_phones(text: str) -> Iterator[Finding]:
+    """Any grouping of 10 to 15 digits right after a phone word ("mobile: 555 12 34 567")."""
+    for label in _PHONE_LABEL.finditer(text):
+        gap = re.match(_GAP, text[label.end() : label.end() + 24])
+        at = label.end() + (gap.end() if gap else 0)
+        m = _PHONE_VALUE.match(text, at)
+        if m is None:
+            continue
+        value = m.group().rstrip(" .-(")
+        if value.count("(") != value.count(")") or not 10 <= _digits(value) <= 15:
+            continue
+        yield Finding(PiiCategory.PHONE, m.start(), m.start() + len(value), value, label.group())
 
 
 _CARD = re.compile(_START + r"(?:\d[ \-]?){12,18}\d" + _END)
@@ -417,6 +490,104 @@ def _secret_span(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     return start, end
 
 
+# Secrets stated in a phrase rather than right after their label: "I changed my password to
+# X", "Password for the bank: X", "my wifi password is now X", "the API key (staging) = X",
+# "비밀번호를 X로 바꿨어". A secret word, then within a short qualifier ("for the bank",
+# "(staging)", "on Netflix") a connector (is / was / to / as / : / =), then the value. Weak
+# connectors ("to", "as") need a value that looks like a secret, or a verb of setting before
+# the label ("changed my password to sunshine"), so "reset my password to get in" is no secret.
+_KEY_LABEL = (
+    r"\b(?:api[\s_\-]?key|secret[\s_\-]?key|access[\s_\-]?key|private[\s_\-]?key"
+    r"|(?:access|auth|bearer|api|refresh)[\s_\-]?token|client[\s_\-]?secret)\b"
+    r"|API\s*키|비밀\s*키|시크릿\s*키"
+)
+_PHRASED_LABEL = re.compile(
+    rf"(?P<password>{_PASSWORD_LABEL}|\bpasswords\b)|(?P<pin>{_PIN_LABEL})|(?P<key>{_KEY_LABEL})",
+    re.IGNORECASE,
+)
+_QUALIFIER = re.compile(
+    r"\s*\([^()\n]{1,40}\)"
+    r"|\s+(?:for|on|of|at|to|with|from|in)\s+(?:[^\s:=.,;!?()\"']+\s+){0,3}[^\s:=.,;!?()\"']+"
+    r"|\s*[^\s:=.,;!?()\"'a-zA-Z]{1,12}"  # a Korean word or two ("은행 비밀번호 (앱)")
+)
+_CONNECTOR = re.compile(
+    r"\s*(?P<strong>[:：=])\s*"
+    r"|\s+(?P<word>is|was|are|were|will\s+be|becomes?|became)"
+    r"(?:\s+(?:now|still|just|simply|actually))?\s+"
+    r"|\s+(?P<weak>to|as|into)\s+",
+    re.IGNORECASE,
+)
+_SETTING_VERB = re.compile(
+    r"\b(?:chang(?:e|ed|ing)|set(?:ting)?|reset(?:ting)?|updat(?:e|ed|ing)|switch(?:ed|ing)?"
+    r"|made|make|rotat(?:e|ed|ing)|renew(?:ed)?)\b[^.!?\n]{0,30}$",
+    re.IGNORECASE,
+)
+_SECRET_VALUE = re.compile(
+    r"\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|“(?P<cq>[^”\n]{1,128})”|(?P<raw>\S{1,128})"
+)
+_KO_SET_TO = re.compile(
+    rf"(?P<label>{_PASSWORD_LABEL}|{_PIN_LABEL})\s*(?:을|를|은|는)?\s*"
+    r"(?P<raw>[!-~]{2,64}?)(?:으로|로)\s*(?:바꿨|바꿈|바꾸|바꿔|변경|설정|정했|했|해)",
+    re.IGNORECASE,
+)
+# Words that follow a connector without being a secret ("reset my password to get in").
+_NOT_A_SECRET = _NOT_A_PASSWORD | frozenset(
+    """get log login access sign enter use make do see be have open unlock change reset keep
+    remember protect secure everyone anyone someone nobody me you him them us something
+    anything everything nothing same default blank empty""".split()
+)
+
+
+def _phrased_value(text: str, label: re.Match[str]) -> tuple[int, int] | None:
+    """The value a secret word leads to, or None (first connector whose value passes)."""
+    end = label.end()
+    window = text[end : end + 96]
+    stop = re.search(r"[\n]|[.!?](?:\s|$)", window)
+    window = window[: stop.start() + 1] if stop else window
+    for c in _CONNECTOR.finditer(window):
+        between = window[: c.start()]
+        if between and not _QUALIFIER.fullmatch(between):
+            continue
+        v = _SECRET_VALUE.match(text, end + c.end())
+        if v is None:
+            continue
+        quoted = v.group("raw") is None
+        span = _secret_span(text, v)
+        if span is None:
+            continue
+        secret = text[span[0] : span[1]]
+        if not quoted and secret.lower() in _NOT_A_SECRET:
+            continue
+        looks = quoted or bool(_SECRETISH.search(secret))
+        if label.group("pin") and not re.fullmatch(r"\d{4,12}", secret):
+            continue
+        if label.group("key") and not looks:
+            continue
+        setting = _SETTING_VERB.search(text[max(0, label.start() - 40) : label.start()])
+        if c.group("weak") and not looks and not setting:
+            continue
+        if (c.group("word") or c.group("weak")) and between and not looks:
+            continue  # "the password policy is strict": a qualifier and a plain word
+        return span
+    return None
+
+
+def _phrased_secrets(text: str) -> Iterator[Finding]:
+    for label in _PHRASED_LABEL.finditer(text):
+        span = _phrased_value(text, label)
+        if span is not None:
+            category = PiiCategory.PIN if label.group("pin") else PiiCategory.PASSWORD
+            name = re.sub(r"\s+", " ", label.group().strip())
+            yield Finding(category, span[0], span[1], text[span[0] : span[1]], name)
+    for m in _KO_SET_TO.finditer(text):
+        span = _secret_span(text, m)
+        if span is not None:
+            said = re.sub(r"\s+", " ", m.group("label").strip())
+            pin = re.match(_PIN_LABEL, said, re.IGNORECASE)
+            category = PiiCategory.PIN if pin else PiiCategory.PASSWORD
+            yield Finding(category, span[0], span[1], text[span[0] : span[1]], said)
+
+
 def _secrets(text: str) -> Iterator[Finding]:
     for pattern, category in (
         (_PASSWORD, PiiCategory.PASSWORD),
@@ -437,6 +608,7 @@ def _secrets(text: str) -> Iterator[Finding]:
 # checksum beats a layout. Within one rank the longer span wins.
 _DETECTORS: tuple[Callable[[str], Iterable[Finding]], ...] = (
     _secrets,
+    _phrased_secrets,
     _labelled_resident_numbers,
     _labelled_ssns,
     _labelled_numbers,
@@ -446,6 +618,8 @@ _DETECTORS: tuple[Callable[[str], Iterable[Finding]], ...] = (
     _ssns,
     _cards,
     _phones,
+    _labelled_phones,
+    _loose_phones,
 )
 
 
@@ -535,3 +709,55 @@ def tokens_in(text: str) -> list[str]:
     """Vault tokens referenced by a (scrubbed) text, in order, without repeats."""
     seen = dict.fromkeys(t for m in PLACEHOLDER.finditer(text) if (t := m.group("token")))
     return list(seen)
+
+
+def _label_of(key: str) -> str:
+    """A JSON key read as the label of its value: ``card_number`` / ``cardNumber`` →
+    ``card number``, so {"password": "hunter2"} is scanned as "password: hunter2"."""
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key)
+    return re.sub(r"[_\-.]+", " ", spaced).strip()
+
+
+def scrub_labelled(
+    text: str,
+    label: str | None,
+    policy: Mapping[PiiCategory, Action],
+    vault_put: Callable[[PiiCategory, str], str],
+) -> Scrubbed:
+    """``text`` scrubbed as if ``label`` stood before it: a value under a key that names it
+    ("password", "phone") needs no label of its own. Only ``text`` is changed."""
+    if not label:
+        return scrub(text, policy, vault_put)
+    prefix = f"{label}: "
+    shift = len(prefix)
+    findings = [
+        Finding(f.category, f.start - shift, f.end - shift, f.value, f.label)
+        for f in scan(prefix + text)
+        if f.start >= shift
+    ]
+    return apply_policy(text, findings, policy, vault_put)
+
+
+def scrub_tree(
+    value: object,
+    policy: Mapping[PiiCategory, Action],
+    vault_put: Callable[[PiiCategory, str], str],
+    label: str | None = None,
+) -> Any:
+    """Every string in nested dicts and lists scrubbed, each read with its key as a label;
+    a number under a key that makes it PII ({"card": 4111111111111111}) becomes its
+    placeholder. Keys are kept as they are."""
+    if isinstance(value, str):
+        return scrub_labelled(value, label, policy, vault_put).text
+    if isinstance(value, Mapping):
+        return {
+            k: scrub_tree(v, policy, vault_put, _label_of(str(k)) or label)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [scrub_tree(v, policy, vault_put, label) for v in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        written = str(value)
+        scrubbed = scrub_labelled(written, label, policy, vault_put)
+        return value if scrubbed.text == written else scrubbed.text
+    return value

@@ -90,7 +90,9 @@ class FactEditor:
         said_before = restore(old.card.statement, self._store.vault.getter(tx, user_id))
         if " ".join(said_before.split()) == text:
             raise ValueError(f"the statement of {old.card.id} is unchanged: nothing to edit")
-        masked = scrub(text, self._policy, self._store.vault.putter(tx, user_id)).text
+        put = self._store.vault.putter(tx, user_id)
+        masked = scrub(text, self._policy, put).text
+        reason = scrub(reason, self._policy, put).text  # kept in the routing log
         said = (text.casefold(), masked.casefold())
         card = old.card
         draft = CardDraft(

@@ -15,7 +15,7 @@ from typing import Any
 from madeleine.inputs import EVENT_DATA, require_id, require_json_object, require_text
 from madeleine.records import AddResult
 from madeleine.store.ports import Store
-from madeleine.text.pii import Action, PiiCategory, scrub
+from madeleine.text.pii import Action, PiiCategory, scrub, scrub_tree
 from madeleine.write.normalize import normalize_messages, render_event
 
 
@@ -58,6 +58,7 @@ class Intake:
                 max_chars=self._max_chars,
                 max_messages=self._max_messages,
                 scrub=lambda text: scrub(text, self._policy, put).text,
+                scrub_tree=lambda value: scrub_tree(value, self._policy, put),
                 kind=kind,
             )
         added, duplicates = self._store.append_events(events)
@@ -82,6 +83,11 @@ class Intake:
             raise ValueError("type must be a non-empty str of at most 64 characters")
         require_text(type, "type")
         payload = require_json_object({} if data is None else data, "data", EVENT_DATA)
+        # the data is scrubbed before it is rendered: its keys label its values
+        # ({"phone": "5551234567"}), which the rendered line no longer shows as labels
+        with self._store.transaction() as tx:
+            put = self._store.vault.putter(tx, require_id(user_id, "user_id"))
+            payload = scrub_tree(payload, self._policy, put)
         message: dict[str, Any] = {
             "role": "event",
             "name": type,

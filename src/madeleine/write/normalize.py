@@ -10,7 +10,12 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from madeleine.inputs import MAX_ID_CHARS, METADATA, require_json_object, require_text
+from madeleine.inputs import (
+    MAX_ID_CHARS,
+    METADATA,
+    require_json_object,
+    require_text,
+)
 from madeleine.store.records import NewEvent
 from madeleine.text.timeparse import parse_timestamp, to_epoch
 
@@ -28,10 +33,12 @@ def normalize_messages(
     max_messages: int,
     scrub: Callable[[str], str] | None = None,
     kind: str = "message",
+    scrub_tree: Callable[[Any], Any] | None = None,
 ) -> list[NewEvent]:
     """Validate every message before anything is written, so a bad batch writes nothing.
-    ``scrub`` (PII policy) rewrites each content, and every string in its metadata, before
-    it is hashed or stored."""
+    ``scrub`` (PII policy) rewrites each content, and every string in its metadata (or
+    ``scrub_tree``, which reads each metadata key as the label of its value), before it is
+    hashed or stored."""
     if isinstance(messages, Mapping):
         messages = [messages]
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
@@ -93,6 +100,9 @@ def normalize_messages(
         occurred_at = to_epoch(occurred)
         if scrub is not None:
             content = scrub(content)
+        if scrub_tree is not None:
+            metadata = scrub_tree(metadata)
+        elif scrub is not None:
             metadata = map_strings(metadata, scrub)
         # Identical messages inside one call stay distinct; re-adding the call dedupes them all.
         key = (role, content, name, occurred_at)

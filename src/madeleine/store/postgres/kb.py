@@ -225,7 +225,11 @@ class PgKnowledge:
             if row is None:
                 return False
             conn.execute(
-                "UPDATE kb_collections SET profile_stale = true WHERE name = %s", (collection,)
+                # the collection's abstracts quote the document: cleared now, rebuilt in the
+                # background like any stale profile
+                "UPDATE kb_collections SET l1 = '', profile = '', vector = NULL, "
+                "profile_stale = true WHERE name = %s",
+                (collection,),
             )
             _bump(conn)
         return True

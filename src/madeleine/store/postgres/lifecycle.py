@@ -125,8 +125,6 @@ class PgLifecycle:
         conn = conn_of(tx)
         removed = conn.execute("DELETE FROM item_states WHERE user_id = %s", (user_id,)).rowcount
         conn.execute("DELETE FROM lifecycle_log WHERE user_id = %s", (user_id,))
-        conn.execute(
-            "UPDATE lifecycle_users SET gen = nextval('lifecycle_clock') WHERE user_id = %s",
-            (user_id,),
-        )
+        # the user id goes too; generation 0 means "no stored states", which is now true
+        conn.execute("DELETE FROM lifecycle_users WHERE user_id = %s", (user_id,))
         return int(removed)

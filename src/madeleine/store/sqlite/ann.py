@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from madeleine.store.private import private_directory, tighten_existing
 from madeleine.store.sqlite.lexical import scope_token
 
 log = logging.getLogger(__name__)
@@ -74,10 +75,11 @@ class UsearchFiles:
                     self._save(user_id, loaded)
 
     def _save(self, user_id: str, loaded: _Loaded) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_directory(self.directory)
         path = self.directory / f"{scope_token(user_id)}.usearch"
         partial = path.with_suffix(".usearch.tmp")
         loaded.index.save(str(partial))
+        tighten_existing(partial)  # the user's vectors: owner-only, like the database
         partial.replace(path)  # a crash mid-write leaves the previous file, never half of one
         loaded.unsaved = 0
 

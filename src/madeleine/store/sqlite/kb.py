@@ -140,7 +140,8 @@ class SQLiteKnowledge:
             gone = conn.execute("DELETE FROM kb_collections WHERE name = ?", (name,)).rowcount
             if gone or documents:
                 _bump(conn)
-            return len(documents)
+        self._checkpoint()
+        return len(documents)
 
     def stale_profiles(self) -> list[tuple[str, str, list[tuple[str, str]]]]:
         """Collections whose L0/L1 and routing vector need rebuilding: (name, description,
@@ -305,11 +306,21 @@ class SQLiteKnowledge:
             if row is None:
                 return False
             _delete_document(conn, row[0])
+            # the collection's abstracts quote the document: cleared now, rebuilt in the
+            # background like any stale profile
             conn.execute(
-                "UPDATE kb_collections SET profile_stale = 1 WHERE name = ?", (collection,)
+                "UPDATE kb_collections SET l1 = '', profile = '', vector = NULL, "
+                "profile_stale = 1 WHERE name = ?",
+                (collection,),
             )
             _bump(conn)
-            return True
+        self._checkpoint()
+        return True
+
+    def _checkpoint(self) -> None:
+        """Deleted text must not linger in the write-ahead log (secure_delete already zeroes
+        the database file's freed pages)."""
+        self._db.get().execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # -- indexing -------------------------------------------------------------------------------
 

@@ -153,9 +153,6 @@ class SQLiteLifecycle:
         conn = conn_of(tx)
         removed = conn.execute("DELETE FROM item_states WHERE user_id = ?", (user_id,)).rowcount
         conn.execute("DELETE FROM lifecycle_log WHERE user_id = ?", (user_id,))
-        conn.execute("UPDATE lifecycle_clock SET tick = tick + 1 WHERE id = 1")
-        conn.execute(
-            "UPDATE lifecycle_users SET gen = (SELECT tick FROM lifecycle_clock) WHERE user_id = ?",
-            (user_id,),
-        )
+        # the user id goes too; generation 0 means "no stored states", which is now true
+        conn.execute("DELETE FROM lifecycle_users WHERE user_id = ?", (user_id,))
         return int(removed)

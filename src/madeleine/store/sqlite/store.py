@@ -29,6 +29,7 @@ from madeleine.store.ports import (
     VectorIndex,
     close_short_term,
 )
+from madeleine.store.private import tighten_existing
 from madeleine.store.records import Transaction
 from madeleine.store.sqlite.ann import UsearchFiles
 from madeleine.store.sqlite.connection import Connections, SQLiteTransaction
@@ -53,6 +54,7 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = "2"  # 2: ids of events, episodes and facts are never reused
 _NEVER_REUSED = ("events", "episodes", "facts")
 DATABASE_FILE = "memory.db"
+_SIDE = ("-wal", "-shm")  # SQLite's files beside the database
 
 
 class SQLiteStore(LogTables, EpisodeTables):
@@ -97,6 +99,9 @@ class SQLiteStore(LogTables, EpisodeTables):
                 )
                 self._db.get().executescript(script)
                 self.set_meta("schema_version", SCHEMA_VERSION)
+                # SQLite made the file with the umask's mode; its -wal/-shm copy the file's
+                for path in (database, *(database.with_name(database.name + s) for s in _SIDE)):
+                    tighten_existing(path)
         except (sqlite3.DatabaseError, StoreDamagedError) as exc:
             self._db.close()
             raise StoreDamagedError(
