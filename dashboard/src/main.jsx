@@ -5,6 +5,7 @@ import "./app.css";
 import { api, forgetKey, getKey, setKey, takeKeyFromFragment, whenReach, whenUnauthorized } from "./api.js";
 import { href, navigate, parseHash, useRoute } from "./router.js";
 import { ErrorBox, RetryContext, useLoad } from "./ui.jsx";
+import { KeyContext, allows } from "./scopes.js";
 import { UsersView } from "./views/users.jsx";
 import { ProfileView } from "./views/profile.jsx";
 import { SearchView } from "./views/search.jsx";
@@ -37,7 +38,7 @@ function KeyForm({ reason, onKey, onRetry }) {
     onRetry();
     setKey(key);
     try {
-      await api("/v1/stats", { quiet: true });
+      await api("/v1/whoami", { quiet: true });
       onKey(key);
     } catch (failure) {
       if (failure.status === 401) {
@@ -176,20 +177,39 @@ let autoOpenPending = false;
 // users the header lists (a larger tenant opens the others by id)
 const USERS_LISTED = 1000;
 
+// the key's scopes and limits, in a few words for the header
+function describeKey(info) {
+  if (!info) return "";
+  const parts = [(info.scopes || []).join(" · ")];
+  if (info.collections) parts.push(`collections: ${info.collections.join(", ")}`);
+  if (info.users) parts.push(`users: ${info.users.join(", ")}`);
+  return parts.join(" — ");
+}
+
 function Shell({ onSignOut }) {
   const route = useRoute();
   const [section, user, tab = "profile"] = route.parts;
-  const users = useLoad(
+  const me = useLoad(
     () =>
-      api(`/v1/users?limit=${USERS_LISTED}`).then(
-        (r) => r.users || [],
-        (e) => {
-          if (e.status === 404 || e.status === 405) return null; // an older server
-          throw e;
-        },
-      ),
+      api("/v1/whoami").catch((e) => {
+        if (e.status === 404 || e.status === 405) return null; // an older server: no scopes
+        throw e;
+      }),
     [],
   );
+  const keyInfo = me.data;
+  const users = useLoad(() => {
+    if (me.loading) return new Promise(() => {}); // until the key's scopes are known
+    if (keyInfo && keyInfo.users) return keyInfo.users.map((id) => ({ user_id: id }));
+    if (!allows(keyInfo, "admin")) return null; // listing users is an operator view
+    return api(`/v1/users?limit=${USERS_LISTED}`).then(
+      (r) => r.users || [],
+      (e) => {
+        if (e.status === 404 || e.status === 405) return null; // an older server
+        throw e;
+      },
+    );
+  }, [me.loading, keyInfo]);
   const health = useLoad(() => api("/health"), []);
   // the latest call's fate: false as soon as one gets no answer, true when one is answered
   const [reach, setReach] = useState(null);
@@ -232,6 +252,12 @@ function Shell({ onSignOut }) {
   let body;
   if (!inUser) {
     body = <UsersView users={users} params={route.params} />;
+  } else if (!allows(keyInfo, "read")) {
+    body = (
+      <p class="muted" data-testid="no-read">
+        This key has no <code>read</code> scope: it cannot show a user's memories.
+      </p>
+    );
   } else {
     // info: the user's row of /v1/users (null: not listed, so no memories; undefined: unknown)
     const props = { user, params: route.params, rest: route.parts.slice(3), info };
@@ -278,6 +304,11 @@ function Shell({ onSignOut }) {
         </a>
         <UserPicker users={users.data} loading={users.loading} current={inUser ? user : ""} />
         <span class="spacer" />
+        {keyInfo && (
+          <span class="key-scopes muted small" data-testid="key-scopes" title="what this API key may do">
+            {describeKey(keyInfo)}
+          </span>
+        )}
         <span
           class={`server-status ${status.tone}`}
           data-testid="server-status"
@@ -291,7 +322,7 @@ function Shell({ onSignOut }) {
           Sign out
         </button>
       </header>
-      {inUser && (
+      {inUser && allows(keyInfo, "read") && (
         <nav class="tabs" aria-label="Views">
           {TABS.map(([name, label]) => (
             <a
@@ -306,10 +337,13 @@ function Shell({ onSignOut }) {
         </nav>
       )}
       <main id="main" tabIndex={-1} class="content">
-        <RetryContext.Provider value={retry}>
-          {users.error && users.error.status !== 401 && <ErrorBox error={users.error} what="the users" />}
-          <div key={generation}>{body}</div>
-        </RetryContext.Provider>
+        <KeyContext.Provider value={keyInfo}>
+          <RetryContext.Provider value={retry}>
+            {me.error && me.error.status !== 401 && <ErrorBox error={me.error} what="this key's scopes" />}
+            {users.error && users.error.status !== 401 && <ErrorBox error={users.error} what="the users" />}
+            <div key={generation}>{body}</div>
+          </RetryContext.Provider>
+        </KeyContext.Provider>
       </main>
     </div>
   );

@@ -7,6 +7,7 @@ from madeleine.config import Settings
 from madeleine.errors import (
     AuthenticationError,
     EmbedderMismatchError,
+    ForbiddenError,
     MadeleineError,
     RateLimitedError,
     ServerError,
@@ -32,6 +33,7 @@ __all__ = [
     "CollectionInfo",
     "Context",
     "EmbedderMismatchError",
+    "ForbiddenError",
     "Hit",
     "KBHit",
     "KnowledgeBase",

@@ -175,9 +175,11 @@ class AsyncMemory:
             kb=kb,
         )
 
-    async def kb(self, name: str, *, description: str | None = None) -> KnowledgeBase:
+    async def kb(
+        self, name: str, *, description: str | None = None, pii: str | None = None
+    ) -> KnowledgeBase:
         """The collection handle (its methods are synchronous: run bulk loads in a thread)."""
-        return await asyncio.to_thread(self._memory.kb, name, description=description)
+        return await asyncio.to_thread(self._memory.kb, name, description=description, pii=pii)
 
     async def collections(self) -> list[CollectionInfo]:
         return await asyncio.to_thread(self._memory.collections)

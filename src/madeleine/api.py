@@ -9,13 +9,15 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from madeleine.audit_api import AuditMethods
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
+from madeleine.embed.cut import LEXICAL_QUERY_TOKENS, QueryCut
 from madeleine.engine import Engine, build_engine
 from madeleine.errors import ItemNotFoundError, StoreClosedError
 from madeleine.facts.cards import Card
@@ -68,7 +70,7 @@ DEFAULT_PATH = "./memory-data"
 MAX_DESCRIPTION_CHARS = 10_000  # a KB collection's: what routing reads to pick it
 
 
-class Memory(LifecycleMethods):
+class Memory(LifecycleMethods, AuditMethods):
     """Long-term memory for an agent's users, stored in ``path``.
 
     ``add`` returns once messages are durably logged; indexing happens in a background worker
@@ -109,6 +111,9 @@ class Memory(LifecycleMethods):
             rebuild=rebuild,
             read_only=read_only,
         )
+        # the words every stage reads: one window of the embedder, at most (the embedding
+        # itself reads fewer: embed.query_max_tokens, cut by the searcher)
+        self._cut = QueryCut(self._engine.embedder, LEXICAL_QUERY_TOKENS)
         self._closed = False
 
     # -- writing --------------------------------------------------------------------------------
@@ -467,7 +472,7 @@ class Memory(LifecycleMethods):
         several parts is searched part by part."""
         engine = self._open()
         request = KBRequest(
-            query=_require_query(query),
+            query=self._cut(_require_query(query)),
             principal=_require_principal(principal),
             collections=_require_collections(collections),
             limit=require_limit(limit, "limit", 1000),
@@ -723,7 +728,8 @@ class Memory(LifecycleMethods):
         include_history: object,
         include_archived: object = False,
     ) -> SearchRequest:
-        return build_request(
+        """The checked request, its query cut to what the embedder reads (the cost cap)."""
+        request = build_request(
             query,
             user_id,
             limit,
@@ -736,6 +742,7 @@ class Memory(LifecycleMethods):
             self._engine.searcher.default_stages,
             include_archived=include_archived,
         )
+        return replace(request, query=self._cut(request.query))
 
     @staticmethod
     def _search(engine: Engine, request: SearchRequest) -> list[Hit]:

@@ -267,6 +267,18 @@ def _parser() -> argparse.ArgumentParser:
         "--store", help="postgresql://… (a fresh schema, dropped afterwards; default: embedded)"
     )
     serve_bench.add_argument("--redis", help="redis://… for sessions and job notifications")
+    serve_bench.add_argument(
+        "--noisy-neighbour",
+        action="store_true",
+        help="instead: tenant B's search latency alone, then while tenant A floods long "
+        "queries (--seconds per phase, --turns per tenant)",
+    )
+    serve_bench.add_argument(
+        "--flood-clients", type=int, default=4, help="with --noisy-neighbour: tenant A's clients"
+    )
+    serve_bench.add_argument(
+        "--query-chars", type=int, default=2000, help="with --noisy-neighbour: A's query length"
+    )
     serve_bench.set_defaults(handler=_cmd_bench_serve)
 
     dashboard_bench = suites.add_parser(
@@ -794,6 +806,9 @@ def _cmd_bench_scale(args: argparse.Namespace) -> int:
 def _cmd_bench_serve(args: argparse.Namespace) -> int:
     from madeleine.bench.serve import run_serve
 
+    if args.noisy_neighbour:
+        return _cmd_bench_noisy(args)
+
     totals = {"seed": (args.users * args.turns, "turns"), "requests": (None, "req")}
     with _progress_bars(totals) as progress:
         result = run_serve(
@@ -811,6 +826,22 @@ def _cmd_bench_serve(args: argparse.Namespace) -> int:
     print(result.table())
     verified = result.verification is None or result.verification.ok
     return 0 if not result.errors and verified else 1
+
+
+def _cmd_bench_noisy(args: argparse.Namespace) -> int:
+    from madeleine.bench.noisy import run_noisy_neighbour
+
+    totals = {"seed": (2 * args.turns, "turns"), "requests": (None, "req")}
+    with _progress_bars(totals) as progress:
+        result = run_noisy_neighbour(
+            seconds=args.seconds,
+            flood_clients=args.flood_clients,
+            query_chars=args.query_chars,
+            turns_per_user=args.turns,
+            progress=progress,
+        )
+    print(result.table())
+    return 0 if not result.errors and result.ratio <= 2.0 else 1
 
 
 def _cmd_bench_dashboard(args: argparse.Namespace) -> int:

@@ -75,6 +75,13 @@ class EmbedSettings(BaseModel):
         ge=0,
         description="characters of the previous turn kept as an episode's context",
     )
+    query_max_tokens: int = Field(
+        default=48,
+        ge=16,
+        le=512,
+        description="tokens of a query the embedding reads (a per-request cost cap); the "
+        "lexical stages read up to one window of the embedder (512 tokens)",
+    )
 
     @field_validator("model")
     @classmethod
@@ -561,6 +568,7 @@ GROUPS: dict[str, type[BaseModel]] = {
 FLAT_NAMES: dict[str, tuple[str, str]] = {
     "embedder": ("embed", "model"),
     "context_chars": ("embed", "context_chars"),
+    "query_max_tokens": ("embed", "query_max_tokens"),
     "max_message_chars": ("limits", "max_message_chars"),
     "max_batch_messages": ("limits", "max_batch_messages"),
     "tokenizer": ("limits", "tokenizer"),

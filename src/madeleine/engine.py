@@ -46,7 +46,7 @@ from madeleine.write.worker import BackgroundWorker, Indexer
 
 log = logging.getLogger(__name__)
 
-_MEMORY_ID = re.compile(r"^(ep|ev|fact)_(\d+)$")
+_MEMORY_ID = re.compile(r"(ep|ev|fact)_(\d+)")
 
 
 @dataclass(slots=True)
@@ -79,7 +79,7 @@ class Engine:
     def delete(self, memory_id: str, user_id: str) -> bool:
         """A hit's ``ep_…``, a fact's ``fact_…`` (its source messages) or a message's
         ``ev_…``: the store's cascade removes everything derived from them."""
-        match = _MEMORY_ID.match(memory_id)
+        match = _MEMORY_ID.fullmatch(memory_id)
         if match is None:
             raise ValueError(
                 f"memory_id must look like 'ep_123', 'fact_12' or 'ev_123', got {memory_id!r}"

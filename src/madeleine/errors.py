@@ -27,6 +27,11 @@ class AuthenticationError(MadeleineError):
     """The server refused the API key (missing, unknown or revoked)."""
 
 
+class ForbiddenError(MadeleineError, PermissionError):
+    """The server's key lacks the scope, or may not reach the user or collection, that the
+    call needs (the message names which)."""
+
+
 class RateLimitedError(MadeleineError):
     """The server's rate limit for this key was reached; retry after ``retry_after`` seconds."""
 

@@ -4,7 +4,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from madeleine.engine import Engine
@@ -22,7 +23,10 @@ _MAX_WORDS = 2_000  # a reason or a run id, as a person would write one
 
 
 class LifecycleMethods:
-    """Needs ``_open()`` (the engine) from the class it is mixed into."""
+    """Needs ``_open()`` (the engine) and ``_cut`` (the query cost cap) from the class it is
+    mixed into."""
+
+    _cut: Callable[[str], str]
 
     def _open(self) -> Engine:  # pragma: no cover - provided by Memory
         raise NotImplementedError
@@ -198,6 +202,7 @@ class LifecycleMethods:
             engine.searcher.default_stages,
             include_archived=include_archived,
         )
+        request = replace(request, query=self._cut(request.query))
         with engine.store.reading():
             if not engine.store.has_user(user_id):
                 return set()

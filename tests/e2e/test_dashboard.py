@@ -308,3 +308,29 @@ def test_knowledge_base_search_respects_the_principal(page: Page, server: LiveSe
     page.get_by_test_id("tab-health").click()
     expect(page.get_by_test_id("alerts")).to_contain_text("passport expires on 2024-12-01")
     expect(page.get_by_test_id("routing-log")).to_contain_text("superseded")
+
+
+def test_a_read_only_key_sees_only_what_it_may(page: Page, server: LiveServer) -> None:
+    """A key with the read scope only: no user listing, no edit / pin / archive / delete
+    buttons, no KB listing or store status (operator views); the header says what it may."""
+    _, key = server.app.state.keys.create("demo", "ro", scopes=["read"])
+    page.goto(f"{server.url}/#key={key}")
+    expect(page.get_by_test_id("key-scopes")).to_have_text("read")
+    expect(page.get_by_test_id("users-unlisted")).to_contain_text("admin")
+    expect(page.get_by_test_id("user-row")).to_have_count(0)
+    page.goto(f"{server.url}/#/users/alex/profile")
+    expect(page.get_by_test_id("fact-card").first).to_be_visible()
+    expect(page.get_by_test_id("history-button").first).to_be_visible()
+    for action in ("edit-button", "delete-button", "pin-button", "archive-button"):
+        expect(page.get_by_test_id(action)).to_have_count(0)
+    page.get_by_test_id("tab-kb").click()
+    expect(page.get_by_test_id("kb-needs-admin")).to_be_visible()
+    expect(page.get_by_test_id("collection")).to_have_count(0)
+    page.get_by_test_id("tab-health").click()
+    expect(page.get_by_test_id("status-needs-admin")).to_be_visible()
+    # the full key (every scope) still sees the operator views and the edit buttons
+    page.get_by_test_id("sign-out").click()
+    page.goto("about:blank")  # a fresh load reads the key from the link
+    sign_in(page, server, "#/users/alex/profile")
+    expect(page.get_by_test_id("key-scopes")).to_have_text("read · write · admin")
+    expect(page.get_by_test_id("edit-button").first).to_be_visible()

@@ -34,6 +34,12 @@ def undo_lifecycle_migration(conn: psycopg.Connection[Any], schema: str) -> None
     conn.execute(f"DELETE FROM {schema}.schema_migrations WHERE version = 8")
 
 
+def undo_audit_migration(conn: psycopg.Connection[Any], schema: str) -> None:
+    """Back to the schema before migration 0009 (the audit log)."""
+    conn.execute(f"DROP TABLE {schema}.audit_log")
+    conn.execute(f"DELETE FROM {schema}.schema_migrations WHERE version = 9")
+
+
 def _kept(conn: Any, schema: str) -> set[tuple[str, str, int]]:
     rows = conn.execute(f"SELECT corpus, lexeme, docs FROM {schema}.lexical_df")
     return {(str(c), str(lexeme), int(n)) for c, lexeme, n in rows}
@@ -99,10 +105,11 @@ def test_migration_0007_fills_a_store_of_the_previous_version(
         for function in ("episodes_df()", "terms_df()", "lexical_df_move(text, jsonb)"):
             conn.execute(f"DROP FUNCTION {pg_schema}.{function}")
         conn.execute(f"DELETE FROM {pg_schema}.schema_migrations WHERE version = 7")
+        undo_audit_migration(conn, pg_schema)
         undo_lifecycle_migration(conn, pg_schema)
         assert current_version(conn, pg_schema) == 6
     applied = migrate(pg_url, pg_schema)
-    assert [m.version for m in applied] == [7, 8] and len(migrations()) >= 8
+    assert [m.version for m in applied] == [7, 8, 9] and len(migrations()) >= 9
     with psycopg.connect(pg_url) as conn:
         assert _kept(conn, pg_schema) == kept
     after = [h.id for h in memory.search("piano lesson", user_id="ana", channels=["bm25"])]

@@ -82,8 +82,13 @@ def test_client_methods_take_memorys_arguments(client_class: type) -> None:
     import inspect
 
     from madeleine import Memory
+    from madeleine.client.calls import SERVER_ONLY
 
-    public = [n for n in vars(client_class) if not n.startswith("_") and n != "close"]
+    public = [
+        n
+        for n in vars(client_class)
+        if not n.startswith("_") and n != "close" and n not in SERVER_ONLY
+    ]
     assert len(public) >= 16
     for name in public:
         ours = inspect.signature(getattr(client_class, name)).parameters
@@ -116,3 +121,33 @@ def test_clients_inspect_and_correct_cards(live: LiveServer) -> None:
             assert await client.sources(edited.id, user_id="u1")
 
     asyncio.run(run())
+
+
+def test_client_administers_keys_and_reads_the_audit_log(live: LiveServer) -> None:
+    from madeleine import ForbiddenError
+
+    with Client(live.url, KEY_A) as admin:  # an environment key: every scope
+        assert admin.whoami()["scopes"] == ["read", "write", "admin"]
+        made = admin.create_key(scopes=["read"], collections=["hr"], label="bot")
+        assert made["tenant"] == "alpha" and made["collections"] == ["hr"]
+        listed = admin.keys()
+        assert made["id"] in [k["id"] for k in listed]
+        with Client(live.url, made["key"]) as reader:
+            with pytest.raises(ForbiddenError, match="lacks the 'write' scope"):
+                reader.add("I like tea.", user_id="u1")
+            with pytest.raises(ForbiddenError, match="lacks the 'admin' scope"):
+                reader.users()
+        assert admin.revoke_key(made["id"]) and not admin.revoke_key(made["id"])
+        routes = [(e["method"], e["route"], e["status"]) for e in admin.audit()]
+        assert routes == [
+            ("DELETE", "/v1/keys/{key_id}", 404),  # the second revocation
+            ("DELETE", "/v1/keys/{key_id}", 200),
+            ("POST", "/v1/memories", 403),
+            ("POST", "/v1/keys", 200),
+        ]
+
+    async def run() -> list[dict[str, object]]:
+        async with AsyncClient(live.url, KEY_A) as client:
+            return await client.audit(limit=1)
+
+    assert len(asyncio.run(run())) == 1

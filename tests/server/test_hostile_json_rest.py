@@ -25,7 +25,7 @@ from mcp.server.fastmcp.exceptions import ToolError
 
 from madeleine import Memory
 from madeleine.server.app import ServerSettings, create_app
-from madeleine.server.mcp_server import build_mcp
+from madeleine.server.mcp_server import Access, build_mcp
 from tests.fakes import HashingEmbedder
 from tests.hostile_json import (
     HOSTILE_ANY,
@@ -44,6 +44,7 @@ _UNREADABLE = "request body"  # a body JSON cannot read at all names no field
 
 @pytest.fixture
 def api(server_settings: ServerSettings) -> Iterator[TestClient]:
+    server_settings.rate_limit = 0  # hundreds of requests a second from one key, on purpose
     app = create_app(server_settings, embedder=HashingEmbedder())
     with TestClient(app, raise_server_exceptions=False) as client:
         yield client
@@ -280,7 +281,7 @@ def mcp_memory(tmp_path: Path) -> Iterator[Memory]:
 def test_mcp_remember_metadata(mcp_memory: Memory, hostile: Hostile) -> None:
     """The ``remember`` tool's messages as the SDK hands them over, hostile metadata and all."""
     _text(hostile)  # what an MCP client can send: JSON
-    server = build_mcp(lambda: mcp_memory, "dev")
+    server = build_mcp(lambda: Access(mcp_memory), "dev")  # the stdio server's full access
     user = f"u{next(_ids)}"
     messages = [{"role": "user", "content": "hello there", "metadata": hostile.value}]
 

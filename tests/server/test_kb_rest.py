@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from madeleine import Memory
-from madeleine.server.mcp_server import build_mcp
+from madeleine.server.mcp_server import Access, build_mcp
 from tests.fakes import HashingEmbedder
 from tests.server.conftest import A, B
 
@@ -116,10 +116,11 @@ def test_a_path_in_a_request_is_text_never_a_server_file(
     # a file, a folder and nothing at all answer alike: no existence oracle
     assert len(set(answers.values())) == 1
     client.post("/v1/wait", json={}, headers=A)
-    hits = client.post(
-        "/v1/kb/search", json={"query": "root password hunter2", "limit": 50}, headers=A
-    ).json()
-    assert hits["hits"] and all("hunter2" not in h["text"] for h in hits["hits"])
+    for query in ("server secret txt", "root password hunter2"):  # the paths; the file's words
+        hits = client.post("/v1/kb/search", json={"query": query, "limit": 50}, headers=A)
+        assert all("hunter2" not in h["text"] for h in hits.json()["hits"])
+    found = client.post("/v1/kb/search", json={"query": "server secret txt"}, headers=A).json()
+    assert found["hits"], "the paths were stored as text, and are found as text"
     listing = client.get("/v1/kb/hr/documents", headers=A).text
     assert "hunter2" not in listing
 
@@ -169,7 +170,7 @@ def test_mcp_search_kb_reads_as_the_configured_user_and_groups(tmp_path: Path) -
         assert memory.wait(30)
 
         async def found(groups: list[str]) -> str:
-            server = build_mcp(lambda: memory, "u1", groups=groups)
+            server = build_mcp(lambda: Access(memory), "u1", groups=groups)
             async with create_connected_server_and_client_session(server) as session:
                 result = await session.call_tool("search_kb", {"query": "directors leave days"})
                 assert not result.isError

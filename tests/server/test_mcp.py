@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from madeleine.config import Settings
 from madeleine.server.keys import key_ring
-from madeleine.server.mcp_server import KeyVerifier, build_mcp, tenant_memory
+from madeleine.server.mcp_server import Access, KeyVerifier, build_mcp, tenant_memory
 from madeleine.server.tenants import Tenants
 from tests.fakes import HashingEmbedder
 from tests.server.conftest import LiveServer
@@ -66,9 +66,10 @@ def test_stdio_with_the_sdk_client(tmp_path: Path) -> None:
 class _McpHttp:
     def __init__(self, data: Path) -> None:
         self.tenants = Tenants(data, Settings(), HashingEmbedder())
-        ring = key_ring(data, {"key-a": "alpha", "key-b": "beta"})
+        self.ring = key_ring(data, {"key-a": "alpha", "key-b": "beta"})
+        verifier = KeyVerifier(self.ring)
         server = build_mcp(
-            tenant_memory(self.tenants), "dev", port=0, token_verifier=KeyVerifier(ring)
+            tenant_memory(self.tenants, verifier), "dev", port=0, token_verifier=verifier
         )
         self.live = LiveServer(app=server.streamable_http_app())
         self.url = f"{self.live.url}/mcp"
@@ -130,6 +131,48 @@ def test_http_malformed_json_and_huge_bodies_are_refused(mcp_http: _McpHttp) -> 
     assert httpx.post(mcp_http.url, content=huge, headers=headers).status_code == 413
 
 
+def _calls(url: str, key: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    async def run() -> list[Any]:
+        async with (
+            _session(url, key) as http,
+            streamable_http_client(url, http_client=http) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return [await session.call_tool(name, args) for name, args in calls]
+
+    return asyncio.run(run())
+
+
+def _error(result: Any) -> str:
+    assert result.isError, result.content
+    return "\n".join(part.text for part in result.content if hasattr(part, "text"))
+
+
+def test_http_tools_respect_the_key_scopes_and_limits(mcp_http: _McpHttp) -> None:
+    _, reader = mcp_http.ring.create("alpha", "reader", scopes=["read"])
+    _, agent = mcp_http.ring.create("alpha", "agent", users=["dev"])
+    _, operator = mcp_http.ring.create(None, "ops", operator=True)
+    remember = ("remember", {"text": "I live in Lisbon."})
+    refused, recalled = _calls(mcp_http.url, reader, [remember, ("recall", {"query": "x"})])
+    assert "lacks the 'write' scope" in _error(refused)
+    assert not recalled.isError
+    mine, theirs = _calls(
+        mcp_http.url, agent, [remember, ("recall", {"query": "x", "user_id": "someone"})]
+    )
+    assert not mine.isError
+    assert "may not reach user 'someone'" in _error(theirs)
+    entries = mcp_http.tenants.memory("alpha").audit_log()
+    assert [(e.route, e.status, e.user_id) for e in entries] == [
+        ("mcp:remember", 200, "dev"),
+        ("mcp:remember", 403, "dev"),
+    ]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    as_operator = {**accept, "Authorization": f"Bearer {operator}"}
+    assert httpx.post(mcp_http.url, json=body, headers=as_operator).status_code == 401
+
+
 class _Failing:
     """A store whose every call fails with a server-side detail."""
 
@@ -143,7 +186,7 @@ class _Failing:
 def test_mcp_errors_never_name_exceptions_or_server_details() -> None:
     from mcp.shared.memory import create_connected_server_and_client_session
 
-    server = build_mcp(lambda: _Failing(), "dev")  # type: ignore[arg-type,return-value]
+    server = build_mcp(lambda: Access(_Failing()), "dev")  # type: ignore[arg-type]
 
     async def run() -> tuple[Any, Any]:
         async with create_connected_server_and_client_session(server._mcp_server) as session:

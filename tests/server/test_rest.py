@@ -198,10 +198,11 @@ def test_stored_keys_work_and_stop_working_when_revoked(
     app = create_app(server_settings, embedder=HashingEmbedder())
     with TestClient(app, raise_server_exceptions=False) as client:
         headers = {"Authorization": f"Bearer {key}"}
-        assert client.get("/v1/stats", headers=headers).status_code == 200
+        sessions = {"user_id": "u1"}
+        assert client.get("/v1/sessions", headers=headers, params=sessions).status_code == 200
         assert ring.revoke(str(record.id))
         app.state.auth.forget_cached_keys()
-        assert client.get("/v1/stats", headers=headers).status_code == 401
+        assert client.get("/v1/sessions", headers=headers, params=sessions).status_code == 401
     assert key not in (server_settings.data / "keys.db").read_bytes().decode("latin-1")
 
 

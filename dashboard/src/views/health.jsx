@@ -2,6 +2,7 @@
 import { api } from "../api.js";
 import { href } from "../router.js";
 import { Badge, Empty, Loaded, RawJson, Table, fmtTime, useLoad } from "../ui.jsx";
+import { useCan } from "../scopes.js";
 
 async function loadStatus() {
   try {
@@ -65,7 +66,8 @@ function Status({ status }) {
 }
 
 export function HealthView({ user }) {
-  const status = useLoad(loadStatus, []);
+  const admin = useCan()("admin");
+  const status = useLoad(() => (admin ? loadStatus() : null), [admin]);
   const alerts = useLoad(() => api("/v1/alerts", { query: { user_id: user } }), [user]);
   const log = useLoad(() => api("/v1/routing-log", { query: { user_id: user, limit: 100 } }), [user]);
   return (
@@ -73,9 +75,15 @@ export function HealthView({ user }) {
       <h1>Alerts &amp; health</h1>
       <div class="card">
         <h2>Store</h2>
-        <Loaded state={status} what="the server status">
-          {(data) => <Status status={data.status} />}
-        </Loaded>
+        {admin ? (
+          <Loaded state={status} what="the server status">
+            {(data) => <Status status={data.status} />}
+          </Loaded>
+        ) : (
+          <p class="muted" data-testid="status-needs-admin">
+            The store's status is an operator view: it needs a key with the <code>admin</code> scope.
+          </p>
+        )}
       </div>
       <div class="card">
         <h2>Alerts for {user}</h2>

@@ -1,6 +1,7 @@
 // The knowledge base: collections, documents with versions, validity and ACL, abstracts, and
 // a search run for a chosen principal.
 import { useState } from "preact/hooks";
+import { allows, useKeyInfo } from "../scopes.js";
 import { api } from "../api.js";
 import { Badge, Empty, ErrorBox, Loaded, Loading, RawJson, Table, fmtNum, fmtTime, useLoad } from "../ui.jsx";
 
@@ -200,8 +201,24 @@ function KBSearch({ user, collections }) {
 }
 
 export function KnowledgeView({ user }) {
-  const state = useLoad(() => api("/v1/kb"), []);
+  const info = useKeyInfo();
+  const admin = allows(info, "admin");
+  const state = useLoad(() => (admin ? api("/v1/kb") : null), [admin]);
   const [chosen, setChosen] = useState(null);
+  if (!admin) {
+    // listings bypass the documents' ACLs: without admin, only searching as a principal
+    const named = ((info && info.collections) || []).map((name) => ({ name }));
+    return (
+      <section>
+        <h1>Knowledge base</h1>
+        <KBSearch user={user} collections={named} />
+        <p class="muted" data-testid="kb-needs-admin">
+          Collections and documents are listed for keys with the <code>admin</code> scope only (a listing shows
+          every document, whatever its ACL).
+        </p>
+      </section>
+    );
+  }
   return (
     <section>
       <h1>Knowledge base</h1>

@@ -2,6 +2,7 @@
 // lifecycle actions (pin, edit, archive / restore, delete).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api.js";
+import { useCan } from "../scopes.js";
 import { Badge, Empty, ErrorBox, Loaded, Loading, Meter, fmtTime, pct, plural, useLoad } from "../ui.jsx";
 
 const enc = encodeURIComponent;
@@ -286,6 +287,7 @@ function DeleteConfirm({ card, others, archived, busy, onConfirm, onArchive, onC
 }
 
 function Card({ card, user, archived, open, setOpen, act, onEdited, others, deleting }) {
+  const write = useCan()("write"); // edits, pins, archive and delete need the write scope
   const panel = open.id === card.id ? open.panel : null;
   const toggle = (name) => setOpen(panel === name ? {} : { id: card.id, panel: name });
   const editButton = useRef(null);
@@ -349,7 +351,7 @@ function Card({ card, user, archived, open, setOpen, act, onEdited, others, dele
         >
           History
         </button>
-        {!archived && (
+        {write && !archived && (
           <>
             <button
               type="button"
@@ -372,21 +374,23 @@ function Card({ card, user, archived, open, setOpen, act, onEdited, others, dele
             </button>
           </>
         )}
-        {archived && (
+        {write && archived && (
           <button type="button" onClick={() => act(card, "restore")} data-testid="restore-button">
             Restore
           </button>
         )}
-        <button
-          type="button"
-          class="danger"
-          ref={deleteButton}
-          aria-expanded={panel === "delete"}
-          onClick={() => toggle("delete")}
-          data-testid="delete-button"
-        >
-          Delete
-        </button>
+        {write && (
+          <button
+            type="button"
+            class="danger"
+            ref={deleteButton}
+            aria-expanded={panel === "delete"}
+            onClick={() => toggle("delete")}
+            data-testid="delete-button"
+          >
+            Delete
+          </button>
+        )}
       </div>
       {panel === "sources" && <Sources card={card} user={user} />}
       {panel === "history" && <History card={card} user={user} />}

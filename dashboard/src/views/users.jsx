@@ -15,7 +15,10 @@ export function UsersView({ users, params }) {
   else if (users.loading && !users.data) list = <Loading what="users" />;
   else if (users.data === null)
     list = (
-      <p class="muted">This server does not list users (no <code>GET /v1/users</code>): open one by id.</p>
+      <p class="muted" data-testid="users-unlisted">
+        Listing users needs a key with the <code>admin</code> scope (or a server with{" "}
+        <code>GET /v1/users</code>): open one by id.
+      </p>
     );
   else if (!users.data.length)
     list = (

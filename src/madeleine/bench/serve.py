@@ -289,7 +289,8 @@ class _Deployment:
         self.index_workers = index_workers
         self.schema = f"bench_{secrets.token_hex(4)}"
         self.vault_key = Fernet.generate_key().decode()
-        self.env: dict[str, str] = {}
+        # capacity, not the per-key limit: all the clients share one key
+        self.env: dict[str, str] = {"MADELEINE_RATE_LIMIT": "0"}
         if store is not None:
             self.env |= {
                 "MADELEINE_STORE": store,

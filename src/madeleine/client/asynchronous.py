@@ -190,6 +190,43 @@ class AsyncClient:
     async def stats(self) -> dict[str, Any]:
         return await self._run(calls.stats())
 
+    # -- key administration (an admin or operator key) ------------------------------------
+
+    async def whoami(self) -> dict[str, Any]:
+        """This key's tenant, scopes and limits."""
+        return await self._run(calls.whoami())
+
+    async def keys(
+        self, *, tenant: str | None = None, include_revoked: bool = False
+    ) -> list[dict[str, Any]]:
+        return await self._run(calls.keys(tenant, include_revoked))
+
+    async def create_key(
+        self,
+        *,
+        tenant: str | None = None,
+        scopes: Sequence[str] | None = None,
+        collections: Sequence[str] | None = None,
+        users: Sequence[str] | None = None,
+        label: str = "",
+    ) -> dict[str, Any]:
+        """A new key (its ``key``, shown this once, and its record); default read and write."""
+        return await self._run(calls.create_key(tenant, scopes, collections, users, label))
+
+    async def revoke_key(self, key_id: int) -> bool:
+        return await self._run(calls.revoke_key(key_id))
+
+    async def audit(
+        self,
+        *,
+        tenant: str | None = None,
+        user_id: str | None = None,
+        key_id: str | None = None,
+        limit: int = 100,
+    ) -> list[dict[str, Any]]:
+        """Who changed what and when, newest first (never the content)."""
+        return await self._run(calls.audit_log(tenant, user_id, key_id, limit))
+
     def session(
         self, session_id: str, *, user_id: str, ttl_seconds: float | None = 86_400.0
     ) -> RemoteSession:

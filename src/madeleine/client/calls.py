@@ -13,6 +13,7 @@ import httpx
 
 from madeleine.errors import (
     AuthenticationError,
+    ForbiddenError,
     RateLimitedError,
     ServerError,
     StaleVersionError,
@@ -196,6 +197,48 @@ def users(limit: int, offset: int, prefix: str) -> Call[list[dict[str, Any]]]:
     return Call("GET", "/v1/users", lambda d: list(d["users"]), params=params)
 
 
+# The server's own calls, which ``Memory`` has no counterpart of: key administration and
+# the audit log of a tenant (an admin or operator key).
+SERVER_ONLY = frozenset({"whoami", "keys", "create_key", "revoke_key", "audit"})
+
+
+def whoami() -> Call[dict[str, Any]]:
+    return Call("GET", "/v1/whoami", lambda d: dict(d))
+
+
+def keys(tenant: str | None, include_revoked: bool) -> Call[list[dict[str, Any]]]:
+    params = _query({"tenant": tenant, "include_revoked": include_revoked})
+    return Call("GET", "/v1/keys", lambda d: list(d["keys"]), params=params)
+
+
+def create_key(
+    tenant: str | None,
+    scopes: Sequence[str] | None,
+    collections: Sequence[str] | None,
+    users: Sequence[str] | None,
+    label: str,
+) -> Call[dict[str, Any]]:
+    body = {
+        "tenant": tenant,
+        "scopes": None if scopes is None else list(scopes),
+        "collections": None if collections is None else list(collections),
+        "users": None if users is None else list(users),
+        "label": label,
+    }
+    return Call("POST", "/v1/keys", lambda d: dict(d), json=body)
+
+
+def revoke_key(key_id: int) -> Call[bool]:
+    return Call("DELETE", f"/v1/keys/{int(key_id)}", lambda d: True, missing=False)
+
+
+def audit_log(
+    tenant: str | None, user_id: str | None, key_id: str | None, limit: int
+) -> Call[list[dict[str, Any]]]:
+    params = _query({"tenant": tenant, "user_id": user_id, "key_id": key_id, "limit": limit})
+    return Call("GET", "/v1/audit", lambda d: list(d["entries"]), params=params)
+
+
 def edit_fact(fact_id: str, statement: str, user_id: str, reason: str) -> Call[Card]:
     body = {"user_id": user_id, "statement": statement, "reason": reason}
     path = f"/v1/facts/{_segment(fact_id)}"
@@ -244,6 +287,8 @@ def result(call: Call[T], response: httpx.Response) -> T:
     status = response.status_code
     if status == 401:
         raise AuthenticationError(message)
+    if status == 403:
+        raise ForbiddenError(message)
     if status == 429:
         raise RateLimitedError(message, float(response.headers.get("Retry-After", "1")))
     if status == 422:

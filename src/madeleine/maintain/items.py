@@ -13,7 +13,7 @@ from madeleine.maintain.strength import ItemFacts
 from madeleine.store.ports import Store
 from madeleine.store.records import ItemState, StoredEpisode, StoredFact
 
-ITEM_ID = re.compile(r"^(ep|fact)_(\d{1,18})$")
+ITEM_ID = re.compile(r"(ep|fact)_(\d{1,18})")
 DIGEST_KEY = "digest."
 PROCEDURE_KEY = "procedure."
 

@@ -29,7 +29,7 @@ def parse_item(item_id: object) -> tuple[str, int]:
     """('ep' | 'fact', number) of an item id; a clear error otherwise."""
     if not isinstance(item_id, str):
         raise TypeError(f"the item id must be a str, got {type(item_id).__name__}")
-    match = ITEM_ID.match(item_id)
+    match = ITEM_ID.fullmatch(item_id)
     if match is None or int(match.group(2)) > MAX_ID:
         raise ValueError(f"an item id looks like 'ep_123' (a turn) or 'fact_12', got {item_id!r}")
     return match.group(1), int(match.group(2))
@@ -222,7 +222,7 @@ class Lifecycle:
 
     def recalled(self, user_id: str, item_ids: Sequence[str], at: float) -> None:
         """Items handed to an agent in a context: queued, written by ``write_recalls``."""
-        wanted = [i for i in dict.fromkeys(item_ids) if ITEM_ID.match(i)]
+        wanted = [i for i in dict.fromkeys(item_ids) if ITEM_ID.fullmatch(i)]
         if wanted:
             self.recalls.add(user_id, wanted, at)
 

@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder, QueueingEmbedder, Vectors
+from madeleine.embed.cut import QueryCut
 from madeleine.maintain.strength import StrengthModel
 from madeleine.read.blas import BlasThreads
 from madeleine.read.channels import (
@@ -102,6 +103,7 @@ class Searcher:
         self._embedder = embedder
         self._analyzer = analyzer
         self._settings = settings
+        self._embedding_cut = QueryCut(embedder, settings.embed.query_max_tokens)
         self.default_stages = Stages(
             fusion=cast(FusionName, settings.fusion.method),  # checked by Settings
             windows=settings.stages.window_weight > 0,
@@ -239,7 +241,9 @@ class Searcher:
 
     def query_vector(self, text: str) -> Future[Vectors]:
         """The query's embedding: from the cache of recent queries, or computed on the
-        embedding thread while this one goes on."""
+        embedding thread while this one goes on. The model reads at most
+        ``embed.query_max_tokens`` of it (the per-request cost cap)."""
+        text = self._embedding_cut(text)
         cached = self._recent_vectors.get(text)
         if cached is not None:
             done: Future[Vectors] = Future()

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from cachetools import TTLCache
-from fastapi import Depends, FastAPI, Request
-from fastapi.responses import Response
+from fastapi import FastAPI, Request
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from madeleine import __version__
@@ -26,9 +25,21 @@ from madeleine.embed.base import Embedder
 from madeleine.embed.factory import load_embedder
 from madeleine.records import AddResult, Context
 from madeleine.server import errors
+from madeleine.server.admin_routes import admin_router
 from madeleine.server.dashboard_mount import mount_dashboard
-from madeleine.server.deps import Tenant, UserId, public_stats
+from madeleine.server.deps import (
+    AdminTenant,
+    ExportTenant,
+    FairTenant,
+    Granted,
+    ReadTenant,
+    UserId,
+    WriteTenant,
+    public_stats,
+)
 from madeleine.server.errors import ApiError
+from madeleine.server.fairness import FairScheduler
+from madeleine.server.grants import Grant
 from madeleine.server.inspect_routes import inspect_router
 from madeleine.server.kb_routes import kb_router, principal_of
 from madeleine.server.keys import KeyRing, digest, key_ring
@@ -48,6 +59,7 @@ from madeleine.server.schemas import (
 )
 from madeleine.server.tenants import Tenants
 from madeleine.shortterm.agent import AgentState, ConcurrentUpdateError
+from madeleine.store.private import private_directory
 
 log = logging.getLogger("madeleine.server")
 
@@ -57,29 +69,39 @@ _KEY_CACHE_SECONDS = 5.0  # a revoked key stops working within this long
 class ServerSettings(BaseSettings):
     """``MADELEINE_DATA``, ``MADELEINE_API_KEYS`` (JSON ``{"key": "tenant"}``),
     ``MADELEINE_MAX_BODY_BYTES``, ``MADELEINE_RATE_LIMIT`` (requests/s per key, 0: off),
-    ``MADELEINE_RATE_BURST``, ``MADELEINE_AGENT_TIMEOUTS`` (JSON ``{"waiting_input": 3600}``)."""
+    ``MADELEINE_RATE_BURST``, ``MADELEINE_AGENT_TIMEOUTS`` (JSON ``{"waiting_input": 3600}``),
+    ``MADELEINE_SEARCH_SLOTS`` / ``_TENANT_SLOTS`` / ``_SEARCH_QUEUE`` / ``_SEARCH_TIMEOUT``
+    (fair search admission, ``server/fairness.py``)."""
 
     model_config = SettingsConfigDict(env_prefix="MADELEINE_", extra="ignore", allow_inf_nan=False)
 
     data: Path = Path("./memory-data")
     api_keys: dict[str, str] = {}
     max_body_bytes: int = 10 * 1024 * 1024
-    rate_limit: float = 0.0
-    rate_burst: int | None = None
+    rate_limit: float = 50.0
+    rate_burst: int | None = None  # default: twice the rate
+    search_slots: int | None = None  # searches running at once; default: the core count
+    tenant_slots: int | None = None  # one tenant's, while another is active; default: all but 1
+    search_queue: int = 64  # searches one key may have waiting
+    search_timeout: float = 30.0  # seconds a search may wait for its turn
     agent_timeouts: dict[str, float] = {}  # seconds per agent state, for every agent
+
+    def search_scheduler(self) -> FairScheduler:
+        return FairScheduler(
+            self.search_slots, self.tenant_slots, self.search_queue, self.search_timeout
+        )
 
 
 class _Auth:
-    """The request's key → its tenant's ``Memory`` (401 without a valid key, 429 over the
-    rate limit)."""
+    """The request's key → its grant (401 without a valid key, 429 over the rate limit)."""
 
     def __init__(self, ring: KeyRing, tenants: Tenants, limiter: RateLimiter) -> None:
         self._ring = ring
         self._tenants = tenants
         self._limiter = limiter
-        self._known: TTLCache[str, str | None] = TTLCache(maxsize=10_000, ttl=_KEY_CACHE_SECONDS)
+        self._known: TTLCache[str, Grant | None] = TTLCache(maxsize=10_000, ttl=_KEY_CACHE_SECONDS)
 
-    def tenant(self, request: Request) -> str:
+    def grant(self, request: Request) -> Grant:
         scheme, _, key = request.headers.get("authorization", "").partition(" ")
         key = key.strip()
         if scheme.lower() != "bearer" or not key:
@@ -91,11 +113,11 @@ class _Auth:
             )
         hashed = digest(key)
         if hashed in self._known:
-            tenant = self._known[hashed]
+            grant = self._known[hashed]
         else:
-            tenant = self._ring.tenant_of(key)
-            self._known[hashed] = tenant
-        if tenant is None:
+            grant = self._ring.grant_of(key)
+            self._known[hashed] = grant
+        if grant is None:
             raise ApiError(
                 401, "unauthorized", "unknown or revoked API key", {"WWW-Authenticate": "Bearer"}
             )
@@ -107,19 +129,11 @@ class _Auth:
                 f"too many requests for this key; retry in {wait:.2f} s",
                 {"Retry-After": str(max(1, round(wait)))},
             )
-        return tenant
-
-    def memory(self, request: Request) -> Memory:
-        return self._tenants.memory(self.tenant(request))
+        return grant
 
     def forget_cached_keys(self) -> None:
         """Look every key up again now (a revoked key otherwise works for a few seconds)."""
         self._known.clear()
-
-
-def _tenant_name(request: Request) -> str:
-    auth: _Auth = request.app.state.auth
-    return auth.tenant(request)
 
 
 def context_json(context: Context) -> dict[str, Any]:
@@ -152,8 +166,7 @@ def create_app(
     configured one, loaded once)."""
     server = server or ServerSettings()
     settings = settings or Settings.from_env(dict(os.environ))
-    data = server.data
-    data.mkdir(parents=True, exist_ok=True)
+    data = private_directory(server.data)  # owner-only: it holds every tenant's data and keys.db
     tenants = Tenants(data, settings, embedder or load_embedder(settings.embed.model))
     ring = key_ring(data, server.api_keys)
     if ring.empty:
@@ -179,25 +192,25 @@ def create_app(
     app.state.tenants = tenants
     app.state.auth = auth
     app.state.keys = ring
+    app.state.fair = server.search_scheduler()
     errors.install(app)
-    app.add_middleware(JsonBodies)
+    # innermost: a middleware that copies the scope (JsonBodies does) would hide the matched
+    # route from the metrics, which then labelled every POST "unmatched"
     app.add_middleware(MetricsMiddleware, metrics=metrics)
+    app.add_middleware(JsonBodies)
     app.add_middleware(BodyLimit, max_bytes=server.max_body_bytes)
 
     app.include_router(kb_router())
     app.include_router(lifecycle_router())
     app.include_router(inspect_router())
+    app.include_router(admin_router(metrics))
 
     @app.get("/health", tags=["operations"])
     def health() -> dict[str, Any]:
         return {"status": "ok", "version": __version__}
 
-    @app.get("/metrics", tags=["operations"], dependencies=[Depends(_tenant_name)])
-    def prometheus() -> Response:
-        return Response(metrics.exposition(), media_type="text/plain; version=0.0.4")
-
     @app.post("/v1/memories", tags=["write"])
-    def add(body: AddBody, memory: Tenant) -> dict[str, Any]:
+    def add(body: AddBody, memory: WriteTenant) -> dict[str, Any]:
         result = memory.add(
             body.messages,
             user_id=body.user_id,
@@ -207,7 +220,7 @@ def create_app(
         return _added(result, memory, body.wait, body.wait_timeout)
 
     @app.post("/v1/events", tags=["write"])
-    def add_event(body: EventBody, memory: Tenant) -> dict[str, Any]:
+    def add_event(body: EventBody, memory: WriteTenant) -> dict[str, Any]:
         result = memory.add_event(
             user_id=body.user_id,
             type=body.type,
@@ -219,11 +232,11 @@ def create_app(
         return _added(result, memory, body.wait, body.wait_timeout)
 
     @app.post("/v1/wait", tags=["write"])
-    def wait(body: WaitBody, memory: Tenant) -> dict[str, Any]:
+    def wait(body: WaitBody, memory: ReadTenant) -> dict[str, Any]:
         return {"done": memory.wait(body.timeout)}
 
     @app.post("/v1/search", tags=["read"])
-    def search(body: SearchBody, memory: Tenant) -> dict[str, Any]:
+    def search(body: SearchBody, memory: FairTenant) -> dict[str, Any]:
         hits = memory.search(
             body.query,
             user_id=body.user_id,
@@ -239,7 +252,7 @@ def create_app(
         return {"hits": [h.to_dict() for h in hits]}
 
     @app.post("/v1/context", tags=["read"])
-    def context(body: ContextBody, memory: Tenant) -> dict[str, Any]:
+    def context(body: ContextBody, memory: FairTenant, grant: Granted) -> dict[str, Any]:
         found = memory.context(
             body.query,
             user_id=body.user_id,
@@ -253,7 +266,7 @@ def create_app(
             as_of=body.as_of,
             include_history=body.include_history,
             principal=principal_of(body.principal),
-            collections=body.collections,
+            collections=grant.narrow(body.collections),
             kb=body.kb,
         )
         return context_json(found)
@@ -261,7 +274,7 @@ def create_app(
     @app.get("/v1/facts", tags=["read"])
     def facts(
         user_id: UserId,
-        memory: Tenant,
+        memory: ReadTenant,
         as_of: str | None = None,
         include_history: bool = False,
         category: str | None = None,
@@ -277,14 +290,14 @@ def create_app(
         return {"facts": [c.model_dump(mode="json") for c in cards]}
 
     @app.get("/v1/facts/{fact_id}/history", tags=["read"])
-    def history(fact_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+    def history(fact_id: str, user_id: UserId, memory: ReadTenant) -> dict[str, Any]:
         versions = memory.history(fact_id, user_id=user_id)
         if not versions:  # a fact has at least one version: none means no such fact
             raise ApiError(404, "not_found", f"user {user_id!r} has no fact {fact_id!r}")
         return {"history": [c.model_dump(mode="json") for c in versions]}
 
     @app.get("/v1/profile", tags=["read"])
-    def profile(user_id: UserId, memory: Tenant) -> dict[str, Any]:
+    def profile(user_id: UserId, memory: ReadTenant) -> dict[str, Any]:
         grouped = memory.profile(user_id)
         return {
             "profile": {
@@ -296,17 +309,17 @@ def create_app(
         }
 
     @app.get("/v1/alerts", tags=["read"])
-    def alerts(user_id: UserId, memory: Tenant) -> dict[str, Any]:
+    def alerts(user_id: UserId, memory: ReadTenant) -> dict[str, Any]:
         return {"alerts": memory.alerts(user_id)}
 
     @app.get("/v1/routing-log", tags=["read"])
-    def routing_log(user_id: UserId, memory: Tenant, limit: int = 100) -> dict[str, Any]:
+    def routing_log(user_id: UserId, memory: ReadTenant, limit: int = 100) -> dict[str, Any]:
         return {"decisions": memory.routing_log(user_id, limit)}
 
     @app.get("/v1/graph", tags=["read"])
     def graph(
         user_id: UserId,
-        memory: Tenant,
+        memory: ReadTenant,
         around: str | None = None,
         depth: int = 2,
         limit: int = 200,
@@ -314,63 +327,63 @@ def create_app(
         return memory.graph(user_id, around=around, depth=depth, limit=limit)
 
     @app.delete("/v1/memories/{memory_id}", tags=["delete"])
-    def delete(memory_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+    def delete(memory_id: str, user_id: UserId, memory: WriteTenant) -> dict[str, Any]:
         if not memory.delete(memory_id, user_id=user_id):
             raise ApiError(404, "not_found", f"user {user_id!r} has no memory {memory_id!r}")
         return {"deleted": memory_id}
 
     @app.delete("/v1/messages/{message_id}", tags=["delete"])
-    def delete_message(message_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+    def delete_message(message_id: str, user_id: UserId, memory: WriteTenant) -> dict[str, Any]:
         if not memory.delete_message(message_id, user_id=user_id):
             raise ApiError(404, "not_found", f"user {user_id!r} has no message {message_id!r}")
         return {"deleted": message_id}
 
     @app.post("/v1/forget", tags=["delete"])
-    def forget_user(body: UserBody, memory: Tenant) -> dict[str, Any]:
+    def forget_user(body: UserBody, memory: WriteTenant) -> dict[str, Any]:
         return {"removed": memory.forget_user(body.user_id)}
 
     @app.get("/v1/export", tags=["read"])
-    def export_user(user_id: UserId, memory: Tenant) -> dict[str, Any]:
+    def export_user(user_id: UserId, memory: ExportTenant) -> dict[str, Any]:
         return memory.export_user(user_id)
 
     @app.get("/v1/stats", tags=["operations"])
-    def stats(memory: Tenant) -> dict[str, Any]:
+    def stats(memory: AdminTenant) -> dict[str, Any]:
         return public_stats(memory)
 
     # -- short-term memory: conversation buffers and agent states --------------------------
 
     @app.post("/v1/sessions/{session_id}/messages", tags=["sessions"])
-    def append(session_id: str, body: AppendBody, memory: Tenant) -> dict[str, Any]:
+    def append(session_id: str, body: AppendBody, memory: WriteTenant) -> dict[str, Any]:
         session = memory.session(session_id, user_id=body.user_id, ttl_seconds=body.ttl_seconds)
         return {"position": session.append(body.message, pinned=body.pinned)}
 
     @app.get("/v1/sessions/{session_id}/messages", tags=["sessions"])
-    def session_messages(session_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+    def session_messages(session_id: str, user_id: UserId, memory: ReadTenant) -> dict[str, Any]:
         return {"messages": memory.session(session_id, user_id=user_id).messages()}
 
     @app.get("/v1/sessions/{session_id}/window", tags=["sessions"])
     def session_window(
-        session_id: str, user_id: UserId, memory: Tenant, budget_tokens: int = 2000
+        session_id: str, user_id: UserId, memory: ReadTenant, budget_tokens: int = 2000
     ) -> dict[str, Any]:
         return memory.session(session_id, user_id=user_id).window(budget_tokens).to_dict()
 
     @app.delete("/v1/sessions/{session_id}", tags=["sessions"])
-    def clear_session(session_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+    def clear_session(session_id: str, user_id: UserId, memory: WriteTenant) -> dict[str, Any]:
         return {"removed": memory.session(session_id, user_id=user_id).clear()}
 
     @app.get("/v1/sessions", tags=["sessions"])
-    def sessions(user_id: UserId, memory: Tenant) -> dict[str, Any]:
+    def sessions(user_id: UserId, memory: ReadTenant) -> dict[str, Any]:
         return {"sessions": memory.sessions(user_id)}
 
     def agent(memory: Memory, agent_id: str, user_id: str) -> AgentState:
         return memory.agent(agent_id, user_id=user_id, timeouts=server.agent_timeouts or None)
 
     @app.get("/v1/agents/{agent_id}", tags=["agents"])
-    def agent_state(agent_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+    def agent_state(agent_id: str, user_id: UserId, memory: ReadTenant) -> dict[str, Any]:
         return agent(memory, agent_id, user_id).current().to_dict()
 
     @app.post("/v1/agents/{agent_id}/transition", tags=["agents"])
-    def transition(agent_id: str, body: TransitionBody, memory: Tenant) -> dict[str, Any]:
+    def transition(agent_id: str, body: TransitionBody, memory: WriteTenant) -> dict[str, Any]:
         machine = agent(memory, agent_id, body.user_id)
         try:
             moved = machine.transition(
@@ -382,18 +395,18 @@ def create_app(
 
     @app.get("/v1/agents/{agent_id}/history", tags=["agents"])
     def agent_history(
-        agent_id: str, user_id: UserId, memory: Tenant, limit: int = 100
+        agent_id: str, user_id: UserId, memory: ReadTenant, limit: int = 100
     ) -> dict[str, Any]:
         if not 1 <= limit <= 10_000:
             raise ApiError(400, "bad_request", f"limit must be from 1 to 10000, got {limit}")
         return {"history": agent(memory, agent_id, user_id).history(limit)}
 
     @app.get("/v1/agents/{agent_id}/snapshot", tags=["agents"])
-    def agent_snapshot(agent_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+    def agent_snapshot(agent_id: str, user_id: UserId, memory: ReadTenant) -> dict[str, Any]:
         return agent(memory, agent_id, user_id).snapshot()
 
     @app.post("/v1/agents/{agent_id}/restore", tags=["agents"])
-    def agent_restore(agent_id: str, body: RestoreBody, memory: Tenant) -> dict[str, Any]:
+    def agent_restore(agent_id: str, body: RestoreBody, memory: WriteTenant) -> dict[str, Any]:
         return agent(memory, agent_id, body.user_id).restore(body.snapshot).to_dict()
 
     mount_dashboard(app)  # last: API routes match before the bundle's catch-all mount

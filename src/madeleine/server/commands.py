@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from madeleine.server.grants import DEFAULT, SCOPES
 from madeleine.server.keys import KeyRing, key_ring
 
 
@@ -26,7 +27,7 @@ def register(commands: Any) -> list[Any]:
         "--rate-limit",
         type=float,
         default=None,
-        help="requests per second per API key (default: $MADELEINE_RATE_LIMIT or off)",
+        help="requests per second per API key, 0: off (default: $MADELEINE_RATE_LIMIT or 50)",
     )
     serve.add_argument(
         "--max-body-mb",
@@ -61,9 +62,30 @@ def register(commands: Any) -> list[Any]:
     keys = commands.add_parser("keys", help="API keys of the server in --data")
     actions = keys.add_subparsers(title="actions")
     keys.set_defaults(handler=lambda args: keys.print_help() or 2)
-    create = actions.add_parser("create", help="create a key for a tenant (shown once)")
-    create.add_argument("--tenant", required=True)
+    create = actions.add_parser(
+        "create", help="create a key for a tenant, or a server operator key (shown once)"
+    )
+    owner = create.add_mutually_exclusive_group(required=True)
+    owner.add_argument("--tenant", help="the tenant whose data the key reaches")
+    owner.add_argument(
+        "--operator",
+        action="store_true",
+        help="a server operator key: server-wide metrics, every tenant's keys and audit log, "
+        "no tenant's data",
+    )
     create.add_argument("--label", default="", help="a note to tell keys apart")
+    create.add_argument(
+        "--scope",
+        action="append",
+        help="read, write or admin (repeat or comma-separate; default: "
+        f"{','.join(s for s in SCOPES if s in DEFAULT)})",
+    )
+    create.add_argument(
+        "--collections", help="comma-separated KB collections the key may reach (default: all)"
+    )
+    create.add_argument(
+        "--users", help="comma-separated end-user ids the key may reach (default: all)"
+    )
     create.set_defaults(handler=_cmd_keys_create)
     listing = actions.add_parser("list", help="keys by id, tenant and first characters")
     listing.add_argument("--all", action="store_true", help="include revoked keys")
@@ -78,11 +100,29 @@ def _ring(args: argparse.Namespace) -> KeyRing:
     return key_ring(Path(args.data))
 
 
+def _names(value: str | None) -> list[str] | None:
+    return None if value is None else [v.strip() for v in value.split(",") if v.strip()]
+
+
 def _cmd_keys_create(args: argparse.Namespace) -> int:
-    record, key = _ring(args).create(args.tenant, args.label)
+    record, key = _ring(args).create(
+        None if args.operator else args.tenant,
+        args.label,
+        scopes=DEFAULT if args.scope is None else _names(",".join(args.scope)) or [],
+        collections=_names(args.collections),
+        users=_names(args.users),
+        operator=args.operator,
+    )
     print(key)
+    owner = "the server operator" if record.operator else f"tenant {record.tenant!r}"
+    scopes = ", ".join(s for s in SCOPES if s in record.scopes)
+    limits = "".join(
+        f"; {field}: {', '.join(sorted(names))}"
+        for field, names in (("collections", record.collections), ("users", record.users))
+        if names is not None
+    )
     print(
-        f"key {record.id} for tenant {record.tenant!r}: keep it now, only its hash is stored",
+        f"key {record.id} for {owner} ({scopes}{limits}): keep it now, only its hash is stored",
         file=sys.stderr,
     )
     return 0
@@ -99,11 +139,20 @@ def _cmd_keys_list(args: argparse.Namespace) -> int:
     if not records:
         print("no keys (create one with `madeleine keys create --tenant NAME`)")
         return 0
-    print(f"{'id':>4}  {'tenant':20}  {'key':12}  {'created':16}  {'revoked':16}  label")
+    print(
+        f"{'id':>4}  {'tenant':20}  {'key':12}  {'scopes':16}  {'created':16}  "
+        f"{'revoked':16}  label"
+    )
     for r in records:
+        scopes = "operator" if r.operator else ",".join(s for s in SCOPES if s in r.scopes)
+        limits = [
+            f"{field}={','.join(sorted(names))}"
+            for field, names in (("collections", r.collections), ("users", r.users))
+            if names is not None
+        ]
         print(
-            f"{r.id:>4}  {r.tenant:20}  {r.hint + '…':12}  {_when(r.created_at):16}  "
-            f"{_when(r.revoked_at):16}  {r.label}"
+            f"{r.id:>4}  {r.tenant or '-':20}  {r.hint + '…':12}  {scopes:16}  "
+            f"{_when(r.created_at):16}  {_when(r.revoked_at):16}  {' '.join([r.label, *limits])}"
         )
     return 0
 
@@ -162,7 +211,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         _require_free_port(args.host, args.port)  # before anything is seeded or a key made
     os.environ["MADELEINE_DATA"] = str(data)
     data.mkdir(parents=True, exist_ok=True)
-    record, key = key_ring(data).create(args.tenant, "demo")
+    # the dashboard's key: every scope (the operator views are the point of the demo)
+    record, key = key_ring(data).create(args.tenant, "demo", scopes=SCOPES)
     app = create_app(ServerSettings())
     print(f"seeding user {args.user!r} of tenant {args.tenant!r} in {data} …", file=sys.stderr)
     counts = seed_demo(app.state.tenants.memory(args.tenant), args.user)
@@ -203,7 +253,10 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     from madeleine.config import Settings
     from madeleine.embed.factory import load_embedder
     from madeleine.server.app import ServerSettings
+    from madeleine.server.limits import RateLimiter
     from madeleine.server.mcp_server import (
+        Access,
+        Admission,
         KeyVerifier,
         build_mcp,
         default_groups,
@@ -215,21 +268,25 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     data = Path(args.data)
     if args.transport == "stdio":
         with Memory(data) as memory:
-            build_mcp(lambda: memory, default_user(), groups=default_groups()).run("stdio")
+            build_mcp(lambda: Access(memory), default_user(), groups=default_groups()).run("stdio")
         return 0
     settings = Settings.from_env(dict(os.environ))
     tenants = Tenants(data, settings, load_embedder(settings.embed.model))
-    ring = key_ring(data, ServerSettings().api_keys)
+    server = ServerSettings()
+    verifier = KeyVerifier(key_ring(data, server.api_keys))
     try:
-        server = build_mcp(
-            tenant_memory(tenants),
+        mcp = build_mcp(
+            tenant_memory(tenants, verifier),
             default_user(),
             groups=default_groups(),
             host=args.host,
             port=args.port,
-            token_verifier=KeyVerifier(ring),
+            token_verifier=verifier,
+            admission=Admission(
+                RateLimiter(server.rate_limit, server.rate_burst), server.search_scheduler()
+            ),
         )
-        server.run("streamable-http")
+        mcp.run("streamable-http")
     finally:
         tenants.close()
     return 0

@@ -20,6 +20,7 @@ from madeleine.errors import (
     StoreReadOnlyError,
 )
 from madeleine.server.access_log import redact_target
+from madeleine.server.grants import ScopeError
 
 log = logging.getLogger("madeleine.server")
 
@@ -83,6 +84,10 @@ def install(app: FastAPI) -> None:
         if isinstance(exc.__cause__, RecursionError):  # FastAPI's "error parsing the body"
             message = "the request body is nested too deeply to read as JSON"
         return error_response(exc.status_code, code, message, dict(exc.headers or {}))
+
+    @app.exception_handler(ScopeError)
+    async def out_of_scope(request: Request, exc: ScopeError) -> JSONResponse:
+        return error_response(403, "forbidden", str(exc))
 
     @app.exception_handler(ValueError)
     async def bad_value(request: Request, exc: ValueError) -> JSONResponse:

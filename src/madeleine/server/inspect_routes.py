@@ -9,7 +9,14 @@ from typing import Any
 from fastapi import APIRouter
 
 from madeleine import __version__
-from madeleine.server.deps import Tenant, UserId, public_stats
+from madeleine.server.deps import (
+    AdminTenant,
+    Granted,
+    ReadTenant,
+    UserId,
+    WriteTenant,
+    public_stats,
+)
 from madeleine.server.schemas import FactEditBody
 
 
@@ -18,25 +25,26 @@ def inspect_router() -> APIRouter:
 
     @router.get("/v1/users", tags=["read"])
     def users(
-        memory: Tenant, limit: int = 100, offset: int = 0, prefix: str = ""
+        memory: AdminTenant, grant: Granted, limit: int = 100, offset: int = 0, prefix: str = ""
     ) -> dict[str, Any]:
+        grant.require_user(None)  # a key limited to some users may not list every user
         return {"users": memory.users(limit=limit, offset=offset, prefix=prefix)}
 
     @router.put("/v1/facts/{fact_id}", tags=["write"])
-    def edit_fact(fact_id: str, body: FactEditBody, memory: Tenant) -> dict[str, Any]:
+    def edit_fact(fact_id: str, body: FactEditBody, memory: WriteTenant) -> dict[str, Any]:
         card = memory.edit_fact(fact_id, body.statement, user_id=body.user_id, reason=body.reason)
         return {"fact": card.model_dump(mode="json"), "replaced": fact_id}
 
     @router.get("/v1/facts/{fact_id}/sources", tags=["read"])
-    def sources(fact_id: str, user_id: UserId, memory: Tenant) -> dict[str, Any]:
+    def sources(fact_id: str, user_id: UserId, memory: ReadTenant) -> dict[str, Any]:
         return {"sources": memory.sources(fact_id, user_id=user_id)}
 
     @router.get("/v1/entities", tags=["read"])
-    def entities(user_id: UserId, memory: Tenant, limit: int = 50) -> dict[str, Any]:
+    def entities(user_id: UserId, memory: ReadTenant, limit: int = 50) -> dict[str, Any]:
         return {"entities": memory.graph_entities(user_id, limit=limit)}
 
     @router.get("/v1/status", tags=["operations"])
-    def status(memory: Tenant) -> dict[str, Any]:
+    def status(memory: AdminTenant) -> dict[str, Any]:
         """The store at a glance: backend, queue, index consistency and counts."""
         stats = public_stats(memory)
         integrity = memory.integrity()

@@ -26,6 +26,7 @@ from madeleine.kb.records import (
     NewVersion,
     VersionInfo,
 )
+from madeleine.store.audit_rows import AuditEntry, AuditQuery
 from madeleine.store.crypto import VaultEntry
 from madeleine.store.records import (
     AgentRecord,
@@ -552,6 +553,20 @@ class LifecycleRepository(Protocol):
     def forget_user(self, tx: Transaction, user_id: str) -> int: ...
 
 
+class AuditRepository(Protocol):
+    """Who changed what and when (never the content), kept with the tenant's data."""
+
+    def record(self, entry: AuditEntry) -> int:
+        """Store one entry; its id."""
+        ...
+
+    def entries(self, query: AuditQuery) -> list[AuditEntry]: ...
+
+    def forget_user(self, tx: Transaction, user_id: str) -> int:
+        """Replace the user's id by its pseudonym in their entries; entries changed."""
+        ...
+
+
 class Store(EventLog, Outbox, EpisodeIndex, Protocol):
     """A whole backend: the log, the outbox and the episode index, plus its repositories."""
 
@@ -563,6 +578,7 @@ class Store(EventLog, Outbox, EpisodeIndex, Protocol):
     cache: SharedCache | None  # a cache level shared by every process (Redis), if any
     kb: KnowledgeRepository
     lifecycle: LifecycleRepository
+    audit: AuditRepository
     vectors: VectorIndex
     dense: DenseSearch | None  # set when the store searches vectors itself (PostgreSQL)
     read_only: bool  # opened for reads only: writes raise StoreReadOnlyError

@@ -18,12 +18,12 @@ from typing import Any
 from madeleine.errors import StoreClosedError
 from madeleine.store.records import Transaction
 
-_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
 def require_schema_name(schema: str) -> str:
     """A schema name safe to splice into SQL: lower-case letters, digits and underscores."""
-    if not isinstance(schema, str) or not _SCHEMA_NAME.match(schema):
+    if not isinstance(schema, str) or not _SCHEMA_NAME.fullmatch(schema):
         raise ValueError(
             "a PostgreSQL schema name is 1-63 lower-case letters, digits or underscores, "
             f"not starting with a digit; got {schema!r}"

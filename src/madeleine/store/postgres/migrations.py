@@ -12,7 +12,7 @@ from typing import Any
 
 from madeleine.store.postgres.connection import require_schema_name
 
-_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+_FILE = re.compile(r"(\d{4})_([a-z0-9_]+)\.sql")
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +26,7 @@ def migrations() -> list[Migration]:
     """Every migration shipped with the package, oldest first."""
     found = []
     for entry in resources.files("madeleine.store.postgres").joinpath("migrations").iterdir():
-        match = _FILE.match(entry.name)
+        match = _FILE.fullmatch(entry.name)
         if match:
             found.append(Migration(int(match[1]), match[2], entry.read_text("utf-8")))
     found.sort(key=lambda m: m.version)

@@ -15,6 +15,7 @@ from madeleine.errors import EmbedderMismatchError
 from madeleine.store.crypto import VaultCipher
 from madeleine.store.export import exported_log
 from madeleine.store.ports import (
+    AuditRepository,
     DenseSearch,
     FactRepository,
     GraphRepository,
@@ -27,6 +28,7 @@ from madeleine.store.ports import (
     VectorIndex,
     close_short_term,
 )
+from madeleine.store.postgres.audit import PgAudit
 from madeleine.store.postgres.connection import (
     Database,
     PgTransaction,
@@ -89,6 +91,7 @@ class PostgresStore(PgLog, PgEpisodes):
         self.short_term: ShortTermRepository = PgShortTerm(self._db)
         self.kb: KnowledgeRepository = PgKnowledge(self._db)
         self.lifecycle: LifecycleRepository = PgLifecycle(self._db)
+        self.audit: AuditRepository = PgAudit(self._db)
         vault = PgVault(self._db, VaultCipher(vault_key))
         self.vault: VaultRepository = vault
         self.vectors: VectorIndex = PgVectors(self._db, ann_threshold)
@@ -256,6 +259,7 @@ class PostgresStore(PgLog, PgEpisodes):
             counts["vaulted_values"] = self.vault.forget_user(tx, user_id)
             counts["short_term"] = self.short_term.forget_user(tx, user_id)
             counts["item_states"] = self.lifecycle.forget_user(tx, user_id)
+            self.audit.forget_user(tx, user_id)
         if self.cache is not None:  # after the commit: nothing cached before it is served
             self.cache.forget(user_id)
         return {key: int(value) for key, value in counts.items()}

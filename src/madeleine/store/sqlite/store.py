@@ -17,6 +17,7 @@ from madeleine.errors import EmbedderMismatchError, StoreDamagedError, StoreRead
 from madeleine.store.crypto import VaultCipher
 from madeleine.store.export import exported_log
 from madeleine.store.ports import (
+    AuditRepository,
     DenseSearch,
     FactRepository,
     GraphRepository,
@@ -32,6 +33,7 @@ from madeleine.store.ports import (
 from madeleine.store.private import tighten_existing
 from madeleine.store.records import Transaction
 from madeleine.store.sqlite.ann import UsearchFiles
+from madeleine.store.sqlite.audit import AUDIT_SCHEMA, SQLiteAudit
 from madeleine.store.sqlite.connection import Connections, SQLiteTransaction
 from madeleine.store.sqlite.episodes import (
     IN_CHUNK,
@@ -95,6 +97,7 @@ class SQLiteStore(LogTables, EpisodeTables):
                     + SHORT_TERM_SCHEMA
                     + KB_SCHEMA
                     + LIFECYCLE_SCHEMA
+                    + AUDIT_SCHEMA
                     + "COMMIT;"
                 )
                 self._db.get().executescript(script)
@@ -117,6 +120,7 @@ class SQLiteStore(LogTables, EpisodeTables):
         self.short_term: ShortTermRepository = SQLiteShortTerm(self._db)
         self.kb: KnowledgeRepository = SQLiteKnowledge(self._db)
         self.lifecycle: LifecycleRepository = SQLiteLifecycle(self._db)
+        self.audit: AuditRepository = SQLiteAudit(self._db)
         self.vault: VaultRepository = SQLiteVault(
             self._db.get, VaultCipher(vault_key), self._db.write
         )
@@ -278,6 +282,7 @@ class SQLiteStore(LogTables, EpisodeTables):
             counts["vaulted_values"] = self.vault.forget_user(tx, user_id)
             counts["short_term"] = self.short_term.forget_user(tx, user_id)
             counts["item_states"] = self.lifecycle.forget_user(tx, user_id)
+            self.audit.forget_user(tx, user_id)
             purge_lexical_remnants(conn)
         self._db.get().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.vectors.forget(user_id)
