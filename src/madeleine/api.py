@@ -23,6 +23,13 @@ from madeleine.errors import ItemNotFoundError, StoreClosedError
 from madeleine.facts.cards import Card
 from madeleine.facts.checks import Check
 from madeleine.importers.runner import ImportReport, import_chatgpt, import_claude_code
+from madeleine.inputs import (
+    MIN_TTL_SECONDS,
+    require_id,
+    require_seconds,
+    require_short_text,
+    require_text,
+)
 from madeleine.kb.ask import Answer, run_ask
 from madeleine.kb.clarify import find_clarifications
 from madeleine.kb.collection import KnowledgeBase, require_collection_name
@@ -54,13 +61,13 @@ from madeleine.store.records import MAX_ID, fact_number
 from madeleine.text.pii import policy_from
 from madeleine.text.timeparse import from_epoch
 from madeleine.text.tokens import TokenCounter
-from madeleine.write.normalize import require_id, require_text
 from madeleine.write.privacy import Privacy, kb_owner
 
 Moment = datetime | str | float | None
 
 
 DEFAULT_PATH = "./memory-data"
+MAX_DESCRIPTION_CHARS = 10_000  # a KB collection's: what routing reads to pick it
 
 
 class Memory(LifecycleMethods, AuditMethods):
@@ -142,6 +149,8 @@ class Memory(LifecycleMethods, AuditMethods):
         """Block until every queued indexing job is done. False if ``timeout`` passed first,
         or if some messages could not be indexed after every attempt (``stats()
         ["failed_jobs"]``; fix the cause, then ``retry_failed()``)."""
+        if timeout is not None:
+            timeout = require_seconds(timeout, "timeout", zero=True)
         return self._open().wait(timeout)
 
     def rotate_vault_key(self, new_key: str | None = None) -> dict[str, Any]:
@@ -417,10 +426,8 @@ class Memory(LifecycleMethods, AuditMethods):
         (the default: as messages), 'mask' or 'keep' (None: unchanged)."""
         engine = self._open()
         require_collection_name(name)
-        if description is not None and not isinstance(description, str):
-            raise TypeError(f"description must be a str, got {type(description).__name__}")
         if description is not None:
-            require_text(description, "description")
+            require_short_text(description, "description", MAX_DESCRIPTION_CHARS)
         policy = None if pii is None else require_kb_policy(pii)
         known = {c.name: c for c in engine.store.kb.collections()}
         if name not in known or (
@@ -523,12 +530,9 @@ class Memory(LifecycleMethods, AuditMethods):
         engine = self._open()
         require_id(user_id, "user_id")
         require_id(session_id, "session_id")
-        if ttl_seconds is not None and (
-            isinstance(ttl_seconds, bool)
-            or not isinstance(ttl_seconds, int | float)
-            or ttl_seconds <= 0
-        ):
-            raise ValueError(f"ttl_seconds must be a positive number or None, got {ttl_seconds!r}")
+        ttl = None
+        if ttl_seconds is not None:
+            ttl = require_seconds(ttl_seconds, "ttl_seconds", minimum=MIN_TTL_SECONDS)
 
         def add(message: dict[str, Any]) -> AddResult:
             return self.add(message, user_id=user_id, session_id=session_id)
@@ -538,7 +542,7 @@ class Memory(LifecycleMethods, AuditMethods):
             add,
             user_id,
             session_id,
-            ttl_seconds=ttl_seconds,
+            ttl_seconds=ttl,
             count_tokens=engine.tokens,
             summarize=summarizer_for(engine.llm),
             privacy=self._privacy(engine).bound(user_id, engine.restorer),

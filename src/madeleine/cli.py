@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from madeleine.api import Memory
 from madeleine.errors import MadeleineError
+from madeleine.inputs import parse_json
 from madeleine.kb import commands as kb_commands
 from madeleine.maintain import commands as maintain_commands
 from madeleine.server import commands as server_commands
@@ -397,7 +398,7 @@ def _channels(raw: str | None) -> list[str] | None:
 
 def _cmd_add(args: argparse.Namespace) -> int:
     raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
-    messages = json.loads(raw)
+    messages = parse_json(raw, args.file)
     if isinstance(messages, dict) and "messages" in messages:
         messages = messages["messages"]
     if not isinstance(messages, list):

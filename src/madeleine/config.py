@@ -8,7 +8,6 @@ valid as keywords and as environment variables; ``FLAT_NAMES`` maps each to its 
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, Literal, NamedTuple, TypeVar, cast
 
@@ -29,6 +28,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from madeleine.inputs import SETTING, parse_json, require_json_object
 from madeleine.text.pii import policy_from
 
 ENV_PREFIX = "MADELEINE_"
@@ -36,26 +36,32 @@ NESTED_DELIMITER = "__"
 
 
 def _json_object(value: object, info: ValidationInfo) -> object:
-    """A dict setting read from the environment arrives as JSON text, e.g. '{"turn": 180}'."""
+    """A dict setting read from the environment arrives as JSON text, e.g. '{"turn": 180}';
+    either way it passes the one JSON validator (finite numbers, bounded size and depth)."""
+    field = str(info.field_name)
     if isinstance(value, str):
         try:
-            return json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{info.field_name} must be a JSON object: {exc}") from exc
+            value = parse_json(value, field, SETTING)
+        except ValueError as exc:
+            raise ValueError(f"{field} must be a JSON object; {exc}") from None
+        if not isinstance(value, dict):
+            raise ValueError(f"{field} must be a JSON object")
+    elif isinstance(value, Mapping):
+        value = require_json_object(value, field, SETTING)
     return value
 
 
-def _name_list(value: object) -> object:
+def _name_list(value: object, info: ValidationInfo) -> object:
     """A list setting read from the environment: JSON ('["a", "b"]') or 'a,b'."""
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("["):
-            return json.loads(text)
+            return parse_json(text, str(info.field_name), SETTING)
         return [part.strip() for part in text.split(",") if part.strip()]
     return value
 
 
-_Group = ConfigDict(extra="forbid", validate_assignment=True)
+_Group = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 class EmbedSettings(BaseModel):
@@ -758,7 +764,7 @@ class _Environ(EnvSettingsSource):
         where pydantic-settings would only say which group failed to parse."""
         try:
             return super().decode_complex_value(field_name, field, value)
-        except ValueError:
+        except (ValueError, RecursionError):  # too deep: parse_json says so, by name
             return value
 
 

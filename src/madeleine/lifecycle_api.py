@@ -10,14 +10,16 @@ from typing import Any
 
 from madeleine.engine import Engine
 from madeleine.facts.cards import Card
+from madeleine.inputs import require_id, require_short_text
 from madeleine.maintain.consolidate import MaintenanceReport
 from madeleine.maintain.lifecycle import ItemLifecycle
 from madeleine.maintain.timeline import Timeline, build_timeline
 from madeleine.read.request import TimeBound, epoch_of, require_limit
 from madeleine.store.records import LifecycleEntry
 from madeleine.text.pii import policy_from
-from madeleine.write.normalize import require_id, require_text
 from madeleine.write.privacy import Privacy
+
+_MAX_WORDS = 2_000  # a reason or a run id, as a person would write one
 
 
 class LifecycleMethods:
@@ -240,7 +242,7 @@ def _require_words(value: object, field: str) -> str:
         raise TypeError(f"{field} must be a string, got {type(value).__name__}")
     if not value.strip():
         raise ValueError(f"{field} must not be empty")
-    return require_text(value, field)
+    return require_short_text(value, field, _MAX_WORDS)  # kept in the lifecycle log as given
 
 
 def _chain_ids(*ids: str | None) -> list[int]:

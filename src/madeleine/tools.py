@@ -15,9 +15,9 @@ a model cannot widen what it may read by writing another user id into the argume
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
+from madeleine.inputs import parse_json
 from madeleine.kb.records import Principal
 
 if TYPE_CHECKING:
@@ -88,8 +88,12 @@ def call_tool(
     that and retry) rather than as an exception; ``collections`` bounds what search_kb may
     reach whatever the model asks."""
     try:
-        args = json.loads(arguments) if isinstance(arguments, str) else dict(arguments or {})
-    except (json.JSONDecodeError, TypeError, ValueError) as exc:
+        args = (
+            parse_json(arguments, "arguments")
+            if isinstance(arguments, str)
+            else dict(arguments or {})
+        )
+    except (TypeError, ValueError) as exc:
         return {"error": f"arguments must be a JSON object: {exc}"}
     if not isinstance(args, dict):
         return {"error": "arguments must be a JSON object"}

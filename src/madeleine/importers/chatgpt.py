@@ -8,13 +8,13 @@ and files become placeholders.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from madeleine.importers.passages import Passage, Turn, as_dict, clip, passages
+from madeleine.inputs import parse_json
 
 SOURCE = "chatgpt"
 _TEXT_CHARS = 4_000
@@ -32,7 +32,7 @@ class Conversation:
 def load_export(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = parse_json(path.read_text(encoding="utf-8"), str(path))
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a JSON list of conversations (conversations.json)")
     return [c for c in data if isinstance(c, dict)]

@@ -18,6 +18,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from madeleine.importers.passages import Passage, Turn, as_dict, clip, passages
+from madeleine.inputs import parse_json
 from madeleine.text.timeparse import parse_timestamp
 
 SOURCE = "claude-code"
@@ -56,8 +57,8 @@ def parse_file(path: Path) -> ParsedFile:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+                record = parse_json(line, f"line {number}")
+            except ValueError:  # not JSON, or nested too deep to read
                 parsed.skipped_lines += 1
                 continue
             if not isinstance(record, dict):
@@ -65,7 +66,11 @@ def parse_file(path: Path) -> ParsedFile:
                 continue
             session_id = str(record.get("sessionId") or session_id)
             parsed.cwd = parsed.cwd or record.get("cwd")
-            turn = _turn(record, number)
+            try:
+                turn = _turn(record, number)
+            except RecursionError:  # a tool input nested too deep to print: not a turn
+                parsed.skipped_lines += 1
+                continue
             if turn is not None:
                 turns.append(turn)
     parsed.passages = list(passages(session_id, turns, SOURCE))

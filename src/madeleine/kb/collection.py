@@ -17,6 +17,7 @@ from typing import Any
 
 from madeleine.config import KBSettings
 from madeleine.embed.base import Embedder
+from madeleine.inputs import METADATA, require_json_object, require_text
 from madeleine.kb.abstracts import document_abstracts
 from madeleine.kb.chunkers import Chunk, Chunker, FixedChunker, RecursiveChunker, SemanticChunker
 from madeleine.kb.loaders import (
@@ -34,7 +35,6 @@ from madeleine.read.request import epoch_of
 from madeleine.store.ports import KnowledgeRepository
 from madeleine.text.analyzer import Analyzer
 from madeleine.text.tokens import TokenCounter
-from madeleine.write.normalize import require_json_text, require_text
 
 Moment = datetime | str | float | None
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
@@ -399,25 +399,25 @@ class KnowledgeBase:
             raise ValueError(f"source_type must be a short non-empty str, got {source_type!r}")
         require_text(title, "title")
         require_text(source_type, "source_type")
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise TypeError("metadata must be a dict")
-        encoded = require_json_text(json.dumps(dict(metadata or {}), default=str), "metadata")
-        # the collection's PII policy, before anything is chunked, abstracted or stored
-        loaded = self._privacy.document(loaded)
-        title = self._privacy.text(title)
-        encoded = json.dumps(self._privacy.tree(json.loads(encoded)))
+        checked = require_json_object({} if metadata is None else metadata, "metadata", METADATA)
         start = _optional_time(effective_from, "effective_from")
         end = _optional_time(expires_at, "expires_at")
         if start is not None and end is not None and end <= start:
             raise ValueError("expires_at must be after effective_from")
+        entries = normalize_acl(acl)
+        # the collection's PII policy, once everything is checked, before anything is
+        # chunked, abstracted or stored
+        loaded = self._privacy.document(loaded)
+        title = self._privacy.text(title)
+        checked = self._privacy.tree(checked)
         version = self._preparer.version(
             self.name,
             doc_id,
             loaded,
             title=title,
             source_type=source_type.strip().lower(),
-            acl=normalize_acl(acl),
-            metadata=json.loads(encoded),
+            acl=entries,
+            metadata=checked,
             effective_from=start,
             expires_at=end,
         )

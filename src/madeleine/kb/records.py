@@ -11,7 +11,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from madeleine.inputs import MAX_ID_CHARS, require_short_text
 from madeleine.read.explain import Explain
+
+MAX_ACL_ENTRIES = 1_000
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -50,10 +53,11 @@ def normalize_acl(acl: object) -> tuple[str, ...]:
         return ()
     if isinstance(acl, str) or not isinstance(acl, list | tuple | set | frozenset):
         raise TypeError("acl must be a list like ['group:hr', 'user:u1'] or None (public)")
+    if len(acl) > MAX_ACL_ENTRIES:
+        raise ValueError(f"acl has {len(acl):,} entries; at most {MAX_ACL_ENTRIES:,}")
     entries: set[str] = set()
     for entry in acl:
-        if not isinstance(entry, str):
-            raise TypeError(f"an acl entry must be a str, got {type(entry).__name__}")
+        require_short_text(entry, "an acl entry", MAX_ID_CHARS)
         kind, _, name = entry.strip().partition(":")
         if kind not in ("user", "group") or not name.strip():
             raise ValueError(f"acl entries look like 'user:<id>' or 'group:<name>', got {entry!r}")

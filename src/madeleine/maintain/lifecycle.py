@@ -207,7 +207,7 @@ class Lifecycle:
     def set_importance(self, user_id: str, item_id: str, importance: float) -> bool:
         if isinstance(importance, bool) or not isinstance(importance, int | float):
             raise TypeError(f"importance must be a number, got {type(importance).__name__}")
-        if not 0.0 <= float(importance) <= 1.0:
+        if not 0.0 <= importance <= 1.0:  # not float() first: 10**400 would overflow
             raise ValueError(f"importance must be between 0 and 1, got {importance}")
         value = float(importance)
         return self.edit(

@@ -28,6 +28,7 @@ from datetime import datetime
 from madeleine.facts.cards import Card
 from madeleine.facts.rules.extractor import split_sentences
 from madeleine.facts.topics import SLOT_WORDS
+from madeleine.inputs import shown_number
 from madeleine.read.outdated import Line, outdated, particular
 from madeleine.read.request import SearchRequest
 from madeleine.read.restore import Restorer
@@ -743,11 +744,17 @@ def _cut_words(sentence: str, budget: int, count: TokenCounter) -> str:
     return " ".join(words[:low]) + ELLIPSIS if low else ""
 
 
+MAX_BUDGET_TOKENS = 1_000_000  # a context window; beyond it the number is a mistake
+
+
 def validate_budget(budget_tokens: object, window: object) -> None:
     if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
         raise TypeError(f"budget_tokens must be an int, got {type(budget_tokens).__name__}")
-    if budget_tokens <= 0:
-        raise ValueError(f"budget_tokens must be positive, got {budget_tokens}")
+    if not 1 <= budget_tokens <= MAX_BUDGET_TOKENS:
+        raise ValueError(
+            f"budget_tokens must be from 1 to {MAX_BUDGET_TOKENS:,}, "
+            f"got {shown_number(budget_tokens)}"
+        )
     if isinstance(window, bool) or not isinstance(window, int) or not 0 <= window <= 10:
         raise ValueError(f"window must be an int from 0 to 10, got {window!r}")
 

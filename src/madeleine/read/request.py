@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+from madeleine.inputs import require_id, require_text
 from madeleine.read.explain import FusionName
 from madeleine.read.recipe import RECIPES, StageName
 from madeleine.text.timeparse import parse_timestamp, to_epoch
-from madeleine.write.normalize import require_id, require_text
 
 TimeBound = datetime | str | float | int | None
 

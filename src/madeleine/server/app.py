@@ -75,7 +75,7 @@ class ServerSettings(BaseSettings):
     (fair search admission, ``server/fairness.py``),
     ``MADELEINE_MAX_OPEN_TENANTS``, ``MADELEINE_TENANT_IDLE_SECONDS`` (bounded memory)."""
 
-    model_config = SettingsConfigDict(env_prefix="MADELEINE_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="MADELEINE_", extra="ignore", allow_inf_nan=False)
 
     data: Path = Path("./memory-data")
     api_keys: dict[str, str] = {}

@@ -80,7 +80,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "error")
-        return error_response(exc.status_code, code, str(exc.detail), dict(exc.headers or {}))
+        message = str(exc.detail)
+        if isinstance(exc.__cause__, RecursionError):  # FastAPI's "error parsing the body"
+            message = "the request body is nested too deeply to read as JSON"
+        return error_response(exc.status_code, code, message, dict(exc.headers or {}))
 
     @app.exception_handler(ScopeError)
     async def out_of_scope(request: Request, exc: ScopeError) -> JSONResponse:

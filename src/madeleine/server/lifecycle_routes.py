@@ -39,7 +39,7 @@ def lifecycle_router() -> APIRouter:
 
     @router.put("/v1/memories/{item_id}/importance")
     def importance(item_id: str, body: ImportanceBody, memory: WriteTenant) -> dict[str, Any]:
-        changed = memory.set_importance(item_id, float(body.importance), user_id=body.user_id)
+        changed = memory.set_importance(item_id, body.importance, user_id=body.user_id)
         return {"id": item_id, "changed": changed}
 
     @router.get("/v1/memories/{item_id}/lifecycle")
@@ -49,8 +49,7 @@ def lifecycle_router() -> APIRouter:
     @router.post("/v1/maintain")
     def maintain(body: MaintainBody, memory: WriteTenant) -> dict[str, Any]:
         users = None if body.user_id is None else [body.user_id]
-        now = None if body.now is None else float(body.now)
-        return {"reports": [r.to_dict() for r in memory.maintain(users, now=now)]}
+        return {"reports": [r.to_dict() for r in memory.maintain(users, now=body.now)]}
 
     @router.post("/v1/undo")
     def undo(body: UndoBody, memory: WriteTenant) -> dict[str, Any]:

@@ -6,12 +6,70 @@ unknown channel) is checked by ``Memory`` itself (a 400), so REST and Python giv
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationInfo,
+)
+
+from madeleine.inputs import (
+    AGENT_DATA,
+    EVENT_DATA,
+    MAX_TTL_SECONDS,
+    METADATA,
+    MIN_TTL_SECONDS,
+    JsonLimits,
+    require_json_object,
+)
 
 Moment = datetime | StrictStr | float | None
+
+
+def _checked(value: dict[str, Any], field: str, limits: JsonLimits) -> dict[str, Any]:
+    """The facade's JSON check, run while the body is parsed: a 422 before any work."""
+    try:
+        return require_json_object(value, field, limits)
+    except TypeError as exc:  # pydantic turns ValueErrors into validation errors
+        raise ValueError(str(exc)) from None
+
+
+def _within(limits: JsonLimits) -> Callable[[Any, ValidationInfo], Any]:
+    def check(value: Any, info: ValidationInfo) -> Any:
+        return None if value is None else _checked(value, str(info.field_name), limits)
+
+    return check
+
+
+def _inner(key: str, limits: JsonLimits, field: str) -> Callable[[Any], Any]:
+    """The check of ``value[key]`` in each dict of a body field (a message's metadata)."""
+
+    def check(value: Any) -> Any:
+        for index, item in enumerate(value if isinstance(value, list) else [value]):
+            if isinstance(item.get(key), dict):
+                _checked(item[key], field.format(index=index), limits)
+        return value
+
+    return check
+
+
+Metadata = Annotated[dict[str, Any] | None, AfterValidator(_within(METADATA))]
+EventData = Annotated[dict[str, Any] | None, AfterValidator(_within(EVENT_DATA))]
+AgentData = Annotated[dict[str, Any] | None, AfterValidator(_within(AGENT_DATA))]
+Messages = Annotated[
+    list[dict[str, Any]] | dict[str, Any],
+    AfterValidator(_inner("metadata", METADATA, "messages[{index}]['metadata']")),
+]
+Snapshot = Annotated[dict[str, Any], AfterValidator(_inner("data", AGENT_DATA, "snapshot['data']"))]
 
 
 class _Body(BaseModel):
@@ -20,7 +78,7 @@ class _Body(BaseModel):
 
 class AddBody(_Body):
     user_id: StrictStr
-    messages: list[dict[str, Any]] | dict[str, Any]
+    messages: Messages
     session_id: StrictStr = "default"
     timestamp: Moment = None
     wait: StrictBool = Field(False, description="return once the messages are searchable")
@@ -30,7 +88,7 @@ class AddBody(_Body):
 class EventBody(_Body):
     user_id: StrictStr
     type: StrictStr
-    data: dict[str, Any] | None = None
+    data: EventData = None
     timestamp: Moment = None
     session_id: StrictStr = "events"
     id: StrictStr | None = None
@@ -73,20 +131,22 @@ class AppendBody(_Body):
     user_id: StrictStr
     message: dict[str, Any]
     pinned: StrictBool = False
-    ttl_seconds: float | None = 86_400.0
+    ttl_seconds: float | None = Field(
+        86_400.0, ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS, allow_inf_nan=False, strict=True
+    )
 
 
 class TransitionBody(_Body):
     user_id: StrictStr
     to: StrictStr
     reason: StrictStr = ""
-    data: dict[str, Any] | None = None
+    data: AgentData = None
     expected_version: int | None = None
 
 
 class RestoreBody(_Body):
     user_id: StrictStr
-    snapshot: dict[str, Any]
+    snapshot: Snapshot
 
 
 class PrincipalBody(_Body):
@@ -111,7 +171,7 @@ class DocumentBody(_Body):
     acl: list[StrictStr] | None = None
     effective_from: Moment = None
     expires_at: Moment = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     format: StrictStr | None = Field(None, description="'text', 'markdown' or 'html' (sniffed)")
     description: StrictStr | None = Field(None, description="sets the collection's description")
 
@@ -123,7 +183,7 @@ class DocumentUpdateBody(_Body):
     acl: list[StrictStr] | None = None
     effective_from: Moment = None
     expires_at: Moment = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
     format: StrictStr | None = None
 
 

@@ -4,7 +4,6 @@ transition log, and snapshots that restore it elsewhere (another replica, after 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -12,9 +11,15 @@ from enum import StrEnum
 from typing import Any
 
 from madeleine.errors import MadeleineError
+from madeleine.inputs import (
+    AGENT_DATA,
+    require_json_object,
+    require_seconds,
+    require_short_text,
+    shown_number,
+)
 from madeleine.store.ports import ShortTermRepository
 from madeleine.store.records import AgentRecord, StaleStateError, TransitionRecord
-from madeleine.write.normalize import require_json_text, require_text
 from madeleine.write.privacy import OwnerPrivacy
 
 
@@ -47,6 +52,8 @@ ALLOWED: dict[AgentStatus, frozenset[AgentStatus]] = {
     AgentStatus.FAILED: frozenset({AgentStatus.IDLE}),
 }
 TERMINAL = frozenset({AgentStatus.COMPLETED, AgentStatus.FAILED})
+MAX_REASON_CHARS = 2_000
+MAX_HISTORY = 10_000  # transitions one history() call returns
 
 
 class InvalidTransitionError(MadeleineError, ValueError):
@@ -79,11 +86,13 @@ class AgentView:
 
 
 def status(value: object) -> AgentStatus:
+    if not isinstance(value, str):
+        raise TypeError(f"an agent state is a str, got {type(value).__name__}")
     try:
-        return AgentStatus(str(value))
+        return AgentStatus(value)
     except ValueError:
         names = ", ".join(s.value for s in AgentStatus)
-        raise ValueError(f"unknown agent state {value!r}; states are {names}") from None
+        raise ValueError(f"unknown agent state {value[:64]!r}; states are {names}") from None
 
 
 class AgentState:
@@ -109,9 +118,7 @@ class AgentState:
             state = status(name)
             if state in TERMINAL:
                 raise ValueError(f"{state} is final: it cannot time out")
-            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
-                raise ValueError(f"the timeout of {state} must be a positive number of seconds")
-            self._timeouts[state] = float(seconds)
+            self._timeouts[state] = require_seconds(seconds, f"the timeout of {state}")
         self._clock = clock
 
     def current(self) -> AgentView:
@@ -148,10 +155,14 @@ class AgentState:
         (None keeps it). With ``expected_version`` the move is refused if the agent moved
         since that version was read."""
         target = status(to)
-        if data is not None and not isinstance(data, dict):
-            raise TypeError(f"data must be a dict, got {type(data).__name__}")
-        if not isinstance(reason, str):
-            raise TypeError(f"reason must be a str, got {type(reason).__name__}")
+        new_data = None if data is None else require_json_object(data, "data", AGENT_DATA)
+        require_short_text(reason, "reason", MAX_REASON_CHARS)
+        if expected_version is not None and (
+            isinstance(expected_version, bool) or not isinstance(expected_version, int)
+        ):
+            raise TypeError(
+                f"expected_version must be an int, got {type(expected_version).__name__}"
+            )
         view = self.current()
         if expected_version is not None and expected_version != view.version:
             raise ConcurrentUpdateError(
@@ -163,10 +174,14 @@ class AgentState:
                 f"agent {self.agent_id!r} cannot go from {view.state} to {target}; from "
                 f"{view.state} it can go to: {allowed}"
             )
-        return self._move(view, target, reason, view.data if data is None else data)
+        return self._move(view, target, reason, view.data if new_data is None else new_data)
 
     def history(self, limit: int = 100) -> list[dict[str, Any]]:
         """The transition log, oldest first."""
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise TypeError(f"limit must be an int, got {type(limit).__name__}")
+        if not 1 <= limit <= MAX_HISTORY:
+            raise ValueError(f"limit must be from 1 to {MAX_HISTORY}, got {shown_number(limit)}")
         rows = self._repository.transitions(self.user_id, self.agent_id, limit)
         reveal = self._privacy.reveal
         return [
@@ -192,24 +207,16 @@ class AgentState:
         if not isinstance(snapshot, Mapping) or "state" not in snapshot:
             raise ValueError("a snapshot is a dict with at least 'state' (from snapshot())")
         target = status(snapshot["state"])
-        data = snapshot.get("data") or {}
-        if not isinstance(data, dict):
-            raise TypeError("the snapshot's data must be a dict")
+        data = require_json_object(snapshot.get("data") or {}, "snapshot['data']", AGENT_DATA)
+        version = snapshot.get("version", "?")
+        if version != "?" and (isinstance(version, bool) or not isinstance(version, int)):
+            raise TypeError(f"snapshot['version'] must be an int, got {type(version).__name__}")
         view = self.current()
-        reason = f"restored from a snapshot of version {snapshot.get('version', '?')}"
-        return self._move(view, target, reason, data)
+        return self._move(view, target, f"restored from a snapshot of version {version}", data)
 
     def _move(
         self, view: AgentView, target: AgentStatus, reason: str, data: dict[str, Any]
     ) -> AgentView:
-        require_text(reason, "reason")
-        try:
-            encoded = json.dumps(data, ensure_ascii=False, allow_nan=False)
-        except ValueError as exc:
-            raise ValueError("data must hold finite numbers only (no NaN or infinity)") from exc
-        except (TypeError, RecursionError) as exc:
-            raise TypeError(f"data must be JSON-serializable: {exc}") from exc
-        require_json_text(encoded, "data")
         # kept under the PII policy, as messages are: the reason and every value of the data
         reason = self._privacy.scrub(reason)
         data = self._privacy.scrub_tree(data)

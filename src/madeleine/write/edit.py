@@ -17,11 +17,11 @@ import numpy as np
 from madeleine.embed.base import Embedder
 from madeleine.errors import ItemNotFoundError, StaleVersionError
 from madeleine.facts.cards import CardDraft
+from madeleine.inputs import require_text
 from madeleine.store.ports import Store
 from madeleine.store.records import MAX_ID, StoredFact, Transaction, fact_number
 from madeleine.text.analyzer import Analyzer
 from madeleine.text.pii import Action, PiiCategory, restore, scrub
-from madeleine.write.normalize import require_text
 
 MAX_STATEMENT_CHARS = 1000  # a card's statement is one sentence (``CardDraft.statement``)
 EDITOR = "edit"  # the ``extractor`` of a card a person wrote

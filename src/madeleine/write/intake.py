@@ -12,16 +12,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from madeleine.inputs import EVENT_DATA, require_id, require_json_object, require_text
 from madeleine.records import AddResult
 from madeleine.store.ports import Store
 from madeleine.text.pii import Action, PiiCategory, scrub, scrub_tree
-from madeleine.write.normalize import (
-    normalize_messages,
-    render_event,
-    require_id,
-    require_metadata,
-    require_text,
-)
+from madeleine.write.normalize import normalize_messages, render_event
 
 
 class Intake:
@@ -87,10 +82,7 @@ class Intake:
         if not isinstance(type, str) or not type.strip() or len(type) > 64:
             raise ValueError("type must be a non-empty str of at most 64 characters")
         require_text(type, "type")
-        payload = {} if data is None else data
-        if not isinstance(payload, dict):
-            raise TypeError(f"data must be a dict, got {payload.__class__.__name__}")
-        require_metadata(payload, "data")
+        payload = require_json_object({} if data is None else data, "data", EVENT_DATA)
         # the data is scrubbed before it is rendered: its keys label its values
         # ({"phone": "5551234567"}), which the rendered line no longer shows as labels
         with self._store.transaction() as tx:

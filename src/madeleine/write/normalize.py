@@ -1,82 +1,25 @@
-"""Validation of ``add`` input into log events; every problem names the offending field."""
+"""Validation of ``add`` input into log events; every problem names the offending field
+(the checks of each value are ``madeleine.inputs``, shared by every entry point)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from madeleine.inputs import (
+    MAX_ID_CHARS,
+    METADATA,
+    require_json_object,
+    require_text,
+)
 from madeleine.store.records import NewEvent
 from madeleine.text.timeparse import parse_timestamp, to_epoch
 
 _KNOWN_KEYS = frozenset({"role", "content", "name", "id", "timestamp", "metadata"})
-_MAX_ID_CHARS = 512
-MAX_METADATA_BYTES = 64 * 1024  # a message's metadata, as JSON
-# Vault owners that are not users (a KB collection's values) start with this: no user may.
-RESERVED_ID_PREFIX = "\x1f"
-
-
-def require_text(value: str, field: str) -> str:
-    """Text must be encodable: a lone surrogate (half of a UTF-16 pair, e.g. from a broken
-    JSON decoder) cannot be stored, indexed or hashed, and PostgreSQL's text holds no NUL."""
-    if "\x00" in value:
-        raise ValueError(
-            f"{field} contains a NUL character (\\x00) at position {value.index(chr(0))}"
-        )
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(
-            f"{field} is not valid Unicode: a lone surrogate {value[exc.start]!r} at "
-            f"position {exc.start}"
-        ) from None
-    return value
-
-
-_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")  # JSON's escape of NUL, not of "\\u0000"
-
-
-def require_json_text(encoded: str, field: str) -> str:
-    """JSON text that every backend can store: valid Unicode, and no escaped NUL (which
-    PostgreSQL's jsonb refuses)."""
-    require_text(encoded, field)
-    if _ESCAPED_NUL.search(encoded):
-        raise ValueError(f"{field} contains a NUL character (\\x00)")
-    return encoded
-
-
-def require_metadata(metadata: object, field: str) -> dict[str, Any]:
-    """A JSON object of finite numbers and valid text, at most ``MAX_METADATA_BYTES``: one
-    NaN stored would make every later read of the user's data fail."""
-    if not isinstance(metadata, Mapping):
-        raise TypeError(f"{field} must be a dict, got {type(metadata).__name__}")
-    try:
-        encoded = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
-    except ValueError as exc:
-        raise ValueError(f"{field} must hold finite numbers only (no NaN or infinity)") from exc
-    except (TypeError, RecursionError) as exc:
-        raise TypeError(f"{field} must be JSON-serializable: {exc}") from exc
-    require_json_text(encoded, field)
-    if len(encoded.encode("utf-8")) > MAX_METADATA_BYTES:
-        raise ValueError(f"{field} is larger than {MAX_METADATA_BYTES // 1024} KiB as JSON")
-    return dict(metadata)
-
-
-def require_id(value: object, argument: str) -> str:
-    """User and session ids: non-empty strings of reasonable length."""
-    if not isinstance(value, str):
-        raise TypeError(f"{argument} must be a str, got {type(value).__name__}")
-    if not value.strip():
-        raise ValueError(f"{argument} must be a non-empty string")
-    if len(value) > _MAX_ID_CHARS:
-        raise ValueError(f"{argument} is longer than {_MAX_ID_CHARS} characters")
-    if value.startswith(RESERVED_ID_PREFIX):
-        raise ValueError(f"{argument} must not start with \\x1f (reserved for collections)")
-    return require_text(value, argument)
 
 
 def normalize_messages(
@@ -135,8 +78,8 @@ def normalize_messages(
             raise TypeError(f"{where}['role'] must be a non-empty str of at most 64 characters")
         require_text(role, f"{where}['role']")
         name = message.get("name")
-        if name is not None and (not isinstance(name, str) or len(name) > _MAX_ID_CHARS):
-            raise TypeError(f"{where}['name'] must be a str of at most {_MAX_ID_CHARS} characters")
+        if name is not None and (not isinstance(name, str) or len(name) > MAX_ID_CHARS):
+            raise TypeError(f"{where}['name'] must be a str of at most {MAX_ID_CHARS} characters")
         if name is not None:
             require_text(name, f"{where}['name']")
         external_id = message.get("id")
@@ -144,10 +87,12 @@ def normalize_messages(
             if isinstance(external_id, bool) or not isinstance(external_id, str | int):
                 raise TypeError(f"{where}['id'] must be a str or int")
             external_id = str(external_id)
-            if not external_id or len(external_id) > _MAX_ID_CHARS:
-                raise ValueError(f"{where}['id'] must be 1..{_MAX_ID_CHARS} characters")
+            if not external_id or len(external_id) > MAX_ID_CHARS:
+                raise ValueError(f"{where}['id'] must be 1..{MAX_ID_CHARS} characters")
             require_text(external_id, f"{where}['id']")
-        metadata = require_metadata(message.get("metadata") or {}, f"{where}['metadata']")
+        metadata = require_json_object(
+            message.get("metadata") or {}, f"{where}['metadata']", METADATA
+        )
         raw_time = message.get("timestamp")
         occurred = (
             default_time if raw_time is None else parse_timestamp(raw_time, f"{where}['timestamp']")

@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from typing import Any
 
+from madeleine.inputs import RESERVED_ID_PREFIX
 from madeleine.read.restore import Restorer
 from madeleine.store.ports import Store
 from madeleine.text.pii import Action, PiiCategory, scrub_tree
-from madeleine.write.normalize import RESERVED_ID_PREFIX
 
 # A user id never starts with this (``require_id`` refuses it), so a collection's vaulted
 # values cannot be restored by naming a user after it.

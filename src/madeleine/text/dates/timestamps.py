@@ -7,6 +7,7 @@ import math
 import re
 from datetime import UTC, datetime
 
+from madeleine.inputs import shown_number
 from madeleine.text.dates.words import MONTHS
 
 _LOCOMO_STYLE = re.compile(
@@ -29,10 +30,9 @@ def parse_timestamp(value: object, argument: str = "timestamp") -> datetime:
             f"{argument} must be a datetime, ISO-8601 string or epoch seconds, got bool"
         )
     if isinstance(value, int | float):
-        seconds = float(value)
-        if not math.isfinite(seconds) or not _MIN_EPOCH <= seconds <= _MAX_EPOCH:
-            raise ValueError(f"{argument} epoch seconds out of range: {value!r}")
-        return datetime.fromtimestamp(seconds, tz=UTC)
+        if not _MIN_EPOCH <= value <= _MAX_EPOCH:  # NaN fails; 10**400 is compared, not float()ed
+            raise ValueError(f"{argument} epoch seconds out of range: {shown_number(value)}")
+        return datetime.fromtimestamp(float(value), tz=UTC)
     if isinstance(value, str):
         text = value.strip()
         if not text:
