@@ -218,3 +218,17 @@ def test_many_tenants_one_request_each_stay_bounded(
 @pytest.mark.slow
 def test_a_thousand_tenants_stay_bounded(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     _assert_bounded(_flood(request, tmp_path, 1000, 16), 1000, 16)
+
+
+def test_the_open_bound_fits_postgresql_connections() -> None:
+    """Each open tenant store on PostgreSQL has its own pool: by default the bound keeps
+    them all within PostgreSQL's default 100 connections."""
+    from madeleine.config import Settings
+    from madeleine.server.app import ServerSettings
+
+    embedded = Settings()
+    on_postgres = Settings.from_env({"MADELEINE_STORE": "postgresql://db/x"})
+    assert ServerSettings().open_tenant_bound(embedded) == 64
+    bound = ServerSettings().open_tenant_bound(on_postgres)
+    assert bound * on_postgres.store.pool_size <= 96 and bound >= 4
+    assert ServerSettings(max_open_tenants=30).open_tenant_bound(on_postgres) == 30

@@ -60,9 +60,12 @@ from madeleine.server.schemas import (
 )
 from madeleine.server.tenants import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_OPEN, Tenants
 from madeleine.shortterm.agent import AgentState, ConcurrentUpdateError
+from madeleine.store import is_postgres_url
 from madeleine.store.private import private_directory
 
 log = logging.getLogger("madeleine.server")
+
+POSTGRES_CONNECTIONS = 96  # what a server's tenant pools may hold together by default
 
 _KEY_CACHE_SECONDS = 5.0  # a revoked key stops working within this long
 
@@ -89,8 +92,20 @@ class ServerSettings(BaseSettings):
     agent_timeouts: dict[str, float] = {}  # seconds per agent state, for every agent
     # bounded memory: tenant stores open at once (idle ones beyond it close, least recently
     # used first) and how long an unused one stays open (server/tenants.py)
-    max_open_tenants: int = Field(default=DEFAULT_MAX_OPEN, ge=1)
+    # None: 64 embedded; on PostgreSQL as many as keep every pool within ~96 connections
+    # (each open tenant store has a pool of up to store.pool_size connections)
+    max_open_tenants: int | None = Field(default=None, ge=1)
     tenant_idle_seconds: float = Field(default=DEFAULT_IDLE_SECONDS, gt=0, allow_inf_nan=False)
+
+    def open_tenant_bound(self, settings: Settings) -> int:
+        """How many tenant stores stay open: as set, else 64 embedded, and on PostgreSQL as
+        many as fit 96 connections (PostgreSQL's default limit is 100) at
+        ``store.pool_size`` connections each, at least 4."""
+        if self.max_open_tenants is not None:
+            return self.max_open_tenants
+        if is_postgres_url(settings.store.url):
+            return max(4, POSTGRES_CONNECTIONS // settings.store.pool_size)
+        return DEFAULT_MAX_OPEN
 
     def search_scheduler(self) -> FairScheduler:
         return FairScheduler(
@@ -177,7 +192,7 @@ def create_app(
         data,
         settings,
         embedder or load_embedder(settings.embed.model),
-        max_open=server.max_open_tenants,
+        max_open=server.open_tenant_bound(settings),
         idle_seconds=server.tenant_idle_seconds,
     )
     ring = key_ring(data, server.api_keys)

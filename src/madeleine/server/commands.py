@@ -277,7 +277,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         data,
         settings,
         load_embedder(settings.embed.model),
-        max_open=server.max_open_tenants,
+        max_open=server.open_tenant_bound(settings),
         idle_seconds=server.tenant_idle_seconds,
     )
     verifier = KeyVerifier(key_ring(data, server.api_keys))
