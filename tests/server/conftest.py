@@ -32,7 +32,12 @@ class LiveServer:
     """An ASGI app (default: the REST app over ``settings``) served by uvicorn on a free
     loopback port, in a thread of this process."""
 
-    def __init__(self, settings: ServerSettings | None = None, app: Any = None) -> None:
+    def __init__(
+        self,
+        settings: ServerSettings | None = None,
+        app: Any = None,
+        log_config: dict[str, Any] | None = None,
+    ) -> None:
         import threading
         import time
 
@@ -40,7 +45,10 @@ class LiveServer:
 
         assert (settings is None) != (app is None), "give the settings or an app"
         self.app = app if app is not None else create_app(settings, embedder=HashingEmbedder())
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning")
+        options: dict[str, Any] = {"log_level": "warning"}
+        if log_config is not None:  # logging as `madeleine serve` configures it
+            options = {"log_level": "info", "log_config": log_config}
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=0, **options)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()

@@ -7,8 +7,6 @@ PostgreSQL, Redis's short-term keys, and the server log are searched: none may h
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,9 +15,9 @@ import httpx
 import pytest
 
 from madeleine.server.access_log import log_config
-from madeleine.server.app import ServerSettings, create_app
-from tests.fakes import HashingEmbedder
+from madeleine.server.app import ServerSettings
 from tests.postgres import BACKEND
+from tests.server.conftest import LiveServer
 
 KEY = "pii-test-key"
 H = {"Authorization": f"Bearer {KEY}"}
@@ -47,36 +45,20 @@ SAYINGS = [
 ]
 
 
-class LoggedServer:
+class LoggedServer(LiveServer):
     """The REST app under uvicorn in a thread, logging as ``madeleine serve`` does (the
     redacting access log), into ``log_file``; the app's own loggers write there too."""
 
     def __init__(self, settings: ServerSettings, log_file: Path) -> None:
-        import uvicorn
-
         self._handler = logging.FileHandler(log_file)
         self._app_log = logging.getLogger("madeleine")  # the app's own loggers, not the client's
         self._app_log.addHandler(self._handler)
         self._level = self._app_log.level
         self._app_log.setLevel(logging.DEBUG)
-        app = create_app(settings, embedder=HashingEmbedder())
-        config = uvicorn.Config(
-            app, host="127.0.0.1", port=0, log_config=log_config(log_file), log_level="info"
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("the test server did not start")
-            time.sleep(0.02)
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
+        super().__init__(settings, log_config=log_config(log_file))
 
     def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=60)
+        super().stop()
         self._app_log.removeHandler(self._handler)
         self._app_log.setLevel(self._level)
         self._handler.close()
