@@ -86,7 +86,7 @@ def test_metadata_keys_label_their_values(mem: Memory, stored_text: StoredText) 
         user_id="mina",
     )
     mem.add_event(user_id="mina", type="checkout", data={"phone": PHONE, "password": "plum-tree"})
-    stored = stored_text(mem.path)
+    stored = stored_text(Path(mem.path))
     for value in ("plum-tree", CARD.replace(" ", ""), PHONE, EMAIL):
         assert value not in stored
 
@@ -117,7 +117,7 @@ def test_edit_and_archive_reasons_are_scrubbed(mem: Memory, stored_text: StoredT
         home.id, "Mina lives in Lisbon.", user_id="mina", reason=f"she called from {PHONE}"
     )
     mem.archive(edited.id, user_id="mina", reason=f"my password is {PASSWORD}")
-    stored = stored_text(mem.path)
+    stored = stored_text(Path(mem.path))
     assert PHONE not in stored and PASSWORD not in stored
     log = mem.routing_log("mina")
     assert any("[pii:phone:" in str(entry) for entry in log)
@@ -139,7 +139,7 @@ def test_a_collection_applies_its_own_policy(
     mem.wait()
     hits = mem.search_kb("call the customer")
     assert hits and phone_shown in hits[0].text
-    stored = stored_text(mem.path)
+    stored = stored_text(Path(mem.path))
     assert (PHONE not in stored) is stored_placeholder
     assert (CARD not in stored) is stored_placeholder
     context = mem.context("how do I reach the customer?", user_id="mina")

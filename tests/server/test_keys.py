@@ -61,7 +61,8 @@ def test_scopes_and_limits_are_stored_and_checked(tmp_path: Path) -> None:
     record, key = ring.create("acme", "hr", scopes=["read"], collections=["hr"], users=["u1"])
     grant = ring.grant_of(key)
     assert grant is not None and grant.key_id == str(record.id) and grant.tenant == "acme"
-    assert grant.scopes == {"read"} and grant.collections == {"hr"} and grant.users == {"u1"}
+    assert grant.scopes == frozenset({"read"}) and grant.collections == frozenset({"hr"})
+    assert grant.users == frozenset({"u1"})
     operator = ring.grant_of(ring.create(None, "ops", operator=True)[1])
     assert operator is not None and operator.operator and operator.tenant is None
     for bad, error in (
@@ -72,7 +73,7 @@ def test_scopes_and_limits_are_stored_and_checked(tmp_path: Path) -> None:
         ({"users": [""]}, "non-empty strings"),
     ):
         with pytest.raises((ValueError, TypeError), match=error):
-            ring.create("acme", **bad)  # type: ignore[arg-type]
+            ring.create("acme", **bad)
     with pytest.raises(ValueError, match="operator key belongs to no tenant"):
         ring.create("acme", operator=True)
     assert len(ring.list()) == 2  # nothing written when refused
@@ -95,7 +96,8 @@ def test_the_cli_creates_scoped_and_operator_keys(tmp_path: Path) -> None:
     assert made.returncode == 0, made.stderr
     assert "(read; collections: hr)" in made.stderr
     grant = key_ring(data).grant_of(made.stdout.strip())
-    assert grant is not None and grant.scopes == {"read"} and grant.collections == {"hr"}
+    assert grant is not None and grant.scopes == frozenset({"read"})
+    assert grant.collections == frozenset({"hr"})
     both = _cli(data, "create", "--tenant", "acme", "--scope", "read,admin", "--users", "a,b")
     assert "(read, admin; users: a, b)" in both.stderr
     assert "(read, write)" in _cli(data, "create", "--tenant", "acme").stderr

@@ -121,7 +121,7 @@ def _exercise(client: httpx.Client) -> None:
     for said in SAYINGS * 3:
         body = {"user_id": USER, "message": {"role": "user", "content": said}}
         _ok(client.post("/v1/sessions/s1/messages", json=body))
-    params = {"user_id": USER, "budget_tokens": 150}
+    params: dict[str, str | int] = {"user_id": USER, "budget_tokens": 150}  # a window
     window = _ok(client.get("/v1/sessions/s1/window", params=params))
     assert window["folded"] > 0  # the folded messages' summary is stored with the session
     buffered = _ok(client.get("/v1/sessions/s1/messages", params={"user_id": USER}))
@@ -156,8 +156,8 @@ def _exercise(client: httpx.Client) -> None:
     _ok(client.post(f"/v1/memories/{edited['id']}/restore", json={"user_id": USER}))
     _ok(client.post(f"/v1/memories/{edited['id']}/pin", json={"user_id": USER}))
     _ok(client.post(f"/v1/memories/{edited['id']}/unpin", json={"user_id": USER}))
-    body = {"user_id": USER, "importance": 0.9}
-    _ok(client.put(f"/v1/memories/{edited['id']}/importance", json=body))
+    importance: dict[str, object] = {"user_id": USER, "importance": 0.9}
+    _ok(client.put(f"/v1/memories/{edited['id']}/importance", json=importance))
     _ok(client.get(f"/v1/memories/{edited['id']}/lifecycle", params={"user_id": USER}))
 
     # the knowledge base: a runbook quoting a customer's details, default policy
@@ -193,7 +193,7 @@ def _exercise(client: httpx.Client) -> None:
         _ok(client.post(route, json={"query": f"{PHONE} {EMAIL} {PASSWORD}", "user_id": USER}))
     around = client.get("/v1/graph", params={"user_id": USER, "around": PHONE})
     assert around.status_code == 400  # the digits are no entity name
-    for route, params in [
+    gets: list[tuple[str, dict[str, str]]] = [
         ("/v1/graph", {"user_id": USER}),
         ("/v1/timeline", {"user_id": USER, "query": f"password {PASSWORD} {CARD}"}),
         ("/v1/users", {"prefix": EMAIL}),
@@ -208,8 +208,9 @@ def _exercise(client: httpx.Client) -> None:
         ("/v1/status", {}),
         ("/metrics", {}),
         ("/health", {}),
-    ]:
-        _ok(client.get(route, params=params))
+    ]
+    for route, query in gets:
+        _ok(client.get(route, params=query))
     entities = _ok(client.get("/v1/entities", params={"user_id": OTHER}))["entities"]
     # the bare number became a vaulted placeholder before the graph saw it: one 'pii' entity
     # under the placeholder (its label restored for its owner only), never the digits
@@ -243,7 +244,8 @@ def _redis_text(request: pytest.FixtureRequest) -> str:
     client = redis.Redis.from_url(url)
     chunks: list[str] = []
     for key in client.scan_iter("*"):
-        kind = client.type(key).decode()
+        found = client.type(key)
+        kind = found.decode() if isinstance(found, bytes) else str(found)
         if kind == "string":
             chunks.append(str(client.get(key)))
         elif kind == "hash":
@@ -260,7 +262,9 @@ def _redis_text(request: pytest.FixtureRequest) -> str:
     return "\n".join(chunks)
 
 
-def _leaks(data: Path, log_file: Path, stored_text: Any, request: pytest.FixtureRequest) -> list:
+def _leaks(
+    data: Path, log_file: Path, stored_text: Any, request: pytest.FixtureRequest
+) -> list[tuple[str, str]]:
     places = {f"data/{name}": content for name, content in _files(data).items()}
     tenant = data / "tenants" / "acme"
     if BACKEND == "postgres":

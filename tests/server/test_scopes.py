@@ -254,6 +254,9 @@ def test_metrics_are_per_tenant_and_server_wide_for_an_operator(server: Server) 
     everything = client.get("/metrics", headers=operator).text
     assert 'tenant="other"' in everything and 'route="/v1/kb/search"' in everything
     assert "madeleine_open_tenants" in everything and "unmatched" not in everything
+    assert 'madeleine_request_seconds_bucket{le="0.005",method="POST",route="/v1/memories"' in (
+        everything
+    )
     # an operator key reaches no tenant's data
     refused = client.get("/v1/facts", params={"user_id": "u1"}, headers=operator)
     assert refused.status_code == 403 and "operator key has no tenant" in refused.text

@@ -123,9 +123,9 @@ def test_tenant_limits_are_checked(tmp_path: Path) -> None:
     for wrong in (0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="idle_seconds"):
             Tenants(tmp_path, Settings(), HashingEmbedder(), idle_seconds=wrong)
-    for env in ({"MADELEINE_MAX_OPEN_TENANTS": "0"}, {"MADELEINE_TENANT_IDLE_SECONDS": "nan"}):
+    for wrong_setting in ({"max_open_tenants": 0}, {"tenant_idle_seconds": float("nan")}):
         with pytest.raises(ValueError):
-            ServerSettings(**{k.removeprefix("MADELEINE_").lower(): v for k, v in env.items()})
+            ServerSettings.model_validate(wrong_setting)
 
 
 def test_rest_requests_lease_their_tenant(tmp_path: Path) -> None:
