@@ -111,8 +111,8 @@ class Memory(LifecycleMethods, AuditMethods):
             rebuild=rebuild,
             read_only=read_only,
         )
-        # the words every stage reads: one window of the embedder, at most (the embedding
-        # itself reads fewer: embed.query_max_tokens, cut by the searcher)
+        # the words every stage reads, at most (the embedding itself may read fewer:
+        # embed.query_max_tokens, cut by the searcher)
         self._cut = QueryCut(self._engine.embedder, LEXICAL_QUERY_TOKENS)
         self._closed = False
 

@@ -80,7 +80,7 @@ class EmbedSettings(BaseModel):
         ge=16,
         le=512,
         description="tokens of a query the embedding reads (a per-request cost cap); the "
-        "lexical stages read up to one window of the embedder (512 tokens)",
+        "lexical stages read up to 64 tokens",
     )
 
     @field_validator("model")
