@@ -116,9 +116,8 @@ class ServerSettings(BaseSettings):
 class _Auth:
     """The request's key → its grant (401 without a valid key, 429 over the rate limit)."""
 
-    def __init__(self, ring: KeyRing, tenants: Tenants, limiter: RateLimiter) -> None:
+    def __init__(self, ring: KeyRing, limiter: RateLimiter) -> None:
         self._ring = ring
-        self._tenants = tenants
         self._limiter = limiter
         self._known: TTLCache[str, Grant | None] = TTLCache(maxsize=10_000, ttl=_KEY_CACHE_SECONDS)
 
@@ -202,7 +201,7 @@ def create_app(
             "--tenant <name> --data %s` or set MADELEINE_API_KEYS",
             data,
         )
-    auth = _Auth(ring, tenants, RateLimiter(server.rate_limit, server.rate_burst))
+    auth = _Auth(ring, RateLimiter(server.rate_limit, server.rate_burst))
     metrics = Metrics(tenants.opened)
 
     @asynccontextmanager

@@ -3,7 +3,10 @@ behind a scope check, and the query parameter naming a user. One definition, so 
 resolves tenants — and refuses what a key may not reach — the same way.
 
 A route declares the scope it needs by its store parameter: ``ReadTenant``, ``WriteTenant``
-(audited), ``ExportTenant`` (read, audited) or ``AdminTenant``. The check also refuses a
+(audited), ``ExportTenant`` (read, audited), ``AdminTenant``, or ``FairTenant`` (read, once
+the request's fair search turn comes: ``server/fairness.py``). Each holds a lease on the
+tenant's store for the request (``server/tenants.py``: an idle store may close, never one in
+use). The check also refuses a
 ``user_id`` (query or body) or a KB ``collection`` (path) or ``collections`` (body) outside
 the key's limits, with a 403 naming what is missing.
 """
