@@ -14,7 +14,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from cachetools import TTLCache
 from fastapi import FastAPI, Request
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -43,7 +42,7 @@ from madeleine.server.fairness import FairScheduler
 from madeleine.server.grants import Grant
 from madeleine.server.inspect_routes import inspect_router
 from madeleine.server.kb_routes import kb_router, principal_of
-from madeleine.server.keys import KeyRing, digest, key_ring
+from madeleine.server.keys import CachedGrants, KeyRing, digest, key_ring
 from madeleine.server.lifecycle_routes import lifecycle_router
 from madeleine.server.limits import BodyLimit, JsonBodies, RateLimiter
 from madeleine.server.metrics import Metrics, MetricsMiddleware
@@ -66,8 +65,6 @@ from madeleine.store.private import private_directory
 log = logging.getLogger("madeleine.server")
 
 POSTGRES_CONNECTIONS = 96  # what a server's tenant pools may hold together by default
-
-_KEY_CACHE_SECONDS = 5.0  # a revoked key stops working within this long
 
 
 class ServerSettings(BaseSettings):
@@ -117,9 +114,8 @@ class _Auth:
     """The request's key → its grant (401 without a valid key, 429 over the rate limit)."""
 
     def __init__(self, ring: KeyRing, limiter: RateLimiter) -> None:
-        self._ring = ring
+        self._grants = CachedGrants(ring)
         self._limiter = limiter
-        self._known: TTLCache[str, Grant | None] = TTLCache(maxsize=10_000, ttl=_KEY_CACHE_SECONDS)
 
     def grant(self, request: Request) -> Grant:
         scheme, _, key = request.headers.get("authorization", "").partition(" ")
@@ -131,17 +127,12 @@ class _Auth:
                 "an API key is required: send 'Authorization: Bearer <key>'",
                 {"WWW-Authenticate": "Bearer"},
             )
-        hashed = digest(key)
-        if hashed in self._known:
-            grant = self._known[hashed]
-        else:
-            grant = self._ring.grant_of(key)
-            self._known[hashed] = grant
+        grant = self._grants.grant(key)
         if grant is None:
             raise ApiError(
                 401, "unauthorized", "unknown or revoked API key", {"WWW-Authenticate": "Bearer"}
             )
-        wait = self._limiter.retry_after(hashed)
+        wait = self._limiter.retry_after(digest(key))
         if wait > 0:
             raise ApiError(
                 429,
@@ -153,7 +144,7 @@ class _Auth:
 
     def forget_cached_keys(self) -> None:
         """Look every key up again now (a revoked key otherwise works for a few seconds)."""
-        self._known.clear()
+        self._grants.forget()
 
 
 def context_json(context: Context) -> dict[str, Any]:

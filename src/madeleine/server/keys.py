@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from cachetools import TTLCache
+
 from madeleine.server.grants import (
     DEFAULT,
     FULL,
@@ -34,6 +36,7 @@ from madeleine.store.private import private_directory, private_file, tighten_exi
 # fullmatch, not match with "$": "$" also matches before a final newline
 _TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _PREFIX = "mdl_"
+GRANT_CACHE_SECONDS = 5.0  # a revoked key stops working within this long
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS api_keys (
     id INTEGER PRIMARY KEY,
@@ -266,3 +269,22 @@ class KeyRing:
     @property
     def empty(self) -> bool:
         return not self._env and not self.list()
+
+
+class CachedGrants:
+    """``KeyRing.grant_of`` behind a short cache (by the key's digest): the servers look a key
+    up on every request, and a revocation still reaches them within
+    ``GRANT_CACHE_SECONDS`` (``forget()``: at once, in this process)."""
+
+    def __init__(self, ring: KeyRing) -> None:
+        self._ring = ring
+        self._known: TTLCache[str, Grant | None] = TTLCache(maxsize=10_000, ttl=GRANT_CACHE_SECONDS)
+
+    def grant(self, key: str) -> Grant | None:
+        hashed = digest(key)
+        if hashed not in self._known:
+            self._known[hashed] = self._ring.grant_of(key)
+        return self._known[hashed]
+
+    def forget(self) -> None:
+        self._known.clear()

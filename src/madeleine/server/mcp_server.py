@@ -24,7 +24,6 @@ from datetime import datetime
 from typing import Any
 
 import anyio
-from cachetools import TTLCache
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
@@ -38,7 +37,7 @@ from madeleine.kb.records import Principal
 from madeleine.records import Hit
 from madeleine.server.fairness import Busy, FairScheduler
 from madeleine.server.grants import Grant, Scope, ScopeError
-from madeleine.server.keys import KeyRing, digest
+from madeleine.server.keys import CachedGrants, KeyRing, digest
 from madeleine.server.limits import RateLimiter
 from madeleine.server.tenants import Tenants
 from madeleine.store.audit_rows import AuditEntry
@@ -319,18 +318,14 @@ class Admission:
 
 class KeyVerifier:
     """Server API keys as MCP bearer tokens: the token's ``client_id`` is the tenant, its
-    scopes the key's; ``grant`` gives the key's limits too (looked up again after 5 s, so a
-    revoked key stops working)."""
+    scopes the key's; ``grant`` gives the key's limits too (cached as on the REST server, so
+    a revoked key stops working within seconds)."""
 
     def __init__(self, ring: KeyRing) -> None:
-        self._ring = ring
-        self._known: TTLCache[str, Grant | None] = TTLCache(maxsize=10_000, ttl=5.0)
+        self._grants = CachedGrants(ring)
 
     def grant(self, token: str) -> Grant | None:
-        hashed = digest(token)
-        if hashed not in self._known:
-            self._known[hashed] = self._ring.grant_of(token)
-        return self._known[hashed]
+        return self._grants.grant(token)
 
     async def verify_token(self, token: str) -> AccessToken | None:
         grant = await anyio.to_thread.run_sync(self.grant, token)
