@@ -5,12 +5,17 @@ sleeps); the async scheduler with short timeouts."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import threading
+import time
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from madeleine import courtesy
 from madeleine.server.app import ServerSettings, create_app
 from madeleine.server.fairness import Busy, FairQueue, FairScheduler, Ticket
 from madeleine.server.limits import RateLimiter
@@ -214,7 +219,128 @@ def test_a_slot_released_from_a_worker_thread_wakes_the_waiter_on_its_loop() -> 
     assert asyncio.run(scenario()) == ["B"]
 
 
+# -- stepping aside: a costly search waits at its checkpoints for another tenant's cheap one --
+
+
+def _admitted(queue: FairQueue, tenant: str) -> Ticket:
+    ticket = Ticket(tenant, "k")
+    queue.arrive(ticket)
+    assert ticket.admitted
+    return ticket
+
+
+def _step_aside_in_thread(queue: FairQueue, ticket: Ticket, size: float | None) -> threading.Thread:
+    thread = threading.Thread(target=queue.step_aside, args=(ticket, size), daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_costly_search_steps_aside_while_a_much_cheaper_one_of_another_tenant_runs() -> None:
+    queue = FairQueue(slots=2, tenant_slots=1, anticipation=0)
+    costly, cheap = _admitted(queue, "A"), _admitted(queue, "B")
+    queue.step_aside(cheap, 16)  # the cheap one never waits for the costly one
+    assert cheap.paused == 0
+    waiting = _step_aside_in_thread(queue, costly, 48)
+    waiting.join(0.1)
+    assert waiting.is_alive() and costly.stepping_aside
+    queue.release(cheap)  # the cheap search ended: the costly one goes on at once
+    waiting.join(2)
+    assert not waiting.is_alive() and not costly.stepping_aside
+    assert 0.1 <= costly.paused < 1.0
+
+
+def test_searches_of_one_tenant_or_of_like_sizes_never_step_aside() -> None:
+    queue = FairQueue(slots=3, tenant_slots=3, anticipation=0)
+    own_costly, own_cheap = _admitted(queue, "A"), _admitted(queue, "A")
+    queue.step_aside(own_cheap, 10)
+    queue.step_aside(own_costly, 100)  # its own tenant's cheap search does not outrank it
+    queue.release(own_cheap)
+    other = _admitted(queue, "B")
+    queue.step_aside(other, 60)  # more than half of 100: a like size
+    assert own_costly.paused == 0 and other.paused == 0
+    unsized = Ticket("C", "k")
+    queue.arrive(unsized)
+    queue.step_aside(unsized)  # no size announced: nothing to compare
+    assert unsized.paused == 0
+
+
+def test_stepping_aside_is_bounded_over_the_whole_search() -> None:
+    queue = FairQueue(slots=2, tenant_slots=1, max_pause=0.1, anticipation=0)
+    costly, cheap = _admitted(queue, "A"), _admitted(queue, "B")
+    queue.step_aside(cheap, 8)
+    queue.step_aside(costly, 64)  # the cheap search never ends: the costly one goes on
+    assert 0.1 <= costly.paused < 0.5
+    queue.step_aside(costly)  # its pause is spent: later checkpoints do not wait
+    assert costly.paused < 0.5
+    assert not FairQueue(slots=2, max_pause=0).max_pause  # 0: never step aside
+
+
+def test_before_the_embedding_a_costly_search_leaves_room_for_a_cheap_one_just_ended() -> None:
+    queue = FairQueue(slots=2, tenant_slots=1, anticipation=0.15)
+    costly, cheap = _admitted(queue, "A"), _admitted(queue, "B")
+    queue.step_aside(cheap, 8)
+    queue.release(cheap)
+    queue.step_aside(costly)  # a checkpoint without a size (not the embedding's): no wait
+    assert costly.paused == 0
+    began = time.monotonic()
+    queue.step_aside(costly, 64)  # the embedding's checkpoint: B's next search may be coming
+    assert 0.1 <= time.monotonic() - began < 1.0
+
+
+def test_settings_of_stepping_aside_are_checked() -> None:
+    for bad in ({"max_pause": -1}, {"yield_ratio": 1.0}, {"anticipation": -0.1}):
+        with pytest.raises(ValueError):
+            FairQueue(slots=2, **bad)
+
+
+def test_a_checkpoint_outside_a_request_does_nothing_and_a_pause_follows_its_context() -> None:
+    courtesy.checkpoint(12)  # the library and the CLI: nothing installed
+    heard: list[float | None] = []
+    token = courtesy.install(heard.append)
+    try:
+        courtesy.checkpoint(12)
+        context = contextvars.copy_context()  # as a request's worker thread gets it
+        thread = threading.Thread(target=context.run, args=(courtesy.checkpoint,))
+        thread.start()
+        thread.join()
+        other = threading.Thread(target=courtesy.checkpoint)  # another request's thread
+        other.start()
+        other.join()
+    finally:
+        courtesy.uninstall(token)
+    courtesy.checkpoint(3)
+    assert heard == [12, None]
+
+
 # -- the REST server ---------------------------------------------------------------------
+
+
+def test_a_request_s_searches_step_aside_through_its_own_scheduler_ticket(
+    server_settings: ServerSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = create_app(server_settings, embedder=HashingEmbedder())
+    with TestClient(app, raise_server_exceptions=False) as client:
+        queue: FairQueue = app.state.fair.queue
+        heard: list[tuple[Hashable, float | None]] = []
+        step_aside = queue.step_aside
+
+        def recorded(ticket: Ticket, size: float | None = None) -> None:
+            heard.append((ticket.tenant, size))
+            step_aside(ticket, size)
+
+        monkeypatch.setattr(queue, "step_aside", recorded)
+        body = {"user_id": "u1", "messages": [{"role": "user", "content": "I live in Lyon."}]}
+        assert client.post("/v1/memories", headers=A, json=body).status_code < 300
+        assert client.post("/v1/wait", headers=A, json={"timeout": 60}).status_code == 200
+        assert not heard  # writes take no search turn
+        asked = {"query": "where does the user live?", "user_id": "u1"}
+        assert client.post("/v1/search", headers=A, json=asked).status_code == 200
+        sizes = [size for _, size in heard if size is not None]
+        assert sizes and all(size > 0 for size in sizes)  # the embedding's checkpoint
+        assert len(heard) > len(sizes)  # and the channels' and stages'
+        assert {tenant for tenant, _ in heard} == {"alpha"}
+        assert queue.state() == {"running": 0, "waiting": 0}
+    courtesy.checkpoint(5)  # nothing stayed installed in this (the test's) context
 
 
 def test_search_context_and_kb_search_wait_for_a_slot_and_other_routes_do_not(
@@ -274,6 +400,14 @@ def test_mcp_tools_are_rate_limited_per_key_and_searches_wait_for_a_fair_slot(
     tenants = Tenants(tmp_path / "data", Settings(), HashingEmbedder())
     ring = key_ring(tmp_path / "data", {"key-a": "alpha"})
     scheduler = FairScheduler(slots=1, timeout=0.2)
+    heard: list[float | None] = []
+    step_aside = scheduler.queue.step_aside
+
+    def recorded(ticket: Ticket, size: float | None = None) -> None:
+        heard.append(size)  # the tool's search reached its ticket's checkpoints
+        step_aside(ticket, size)
+
+    scheduler.queue.step_aside = recorded  # type: ignore[method-assign]
     admission = Admission(RateLimiter(0.5, 6), scheduler)  # 6 calls, then 1 per 2 s
     verifier = KeyVerifier(ring)
     server = build_mcp(
@@ -293,6 +427,8 @@ def test_mcp_tools_are_rate_limited_per_key_and_searches_wait_for_a_fair_slot(
             ClientSession(read, write) as session,
         ):
             await session.initialize()
+            said = await session.call_tool("remember", {"text": "I live in Lyon."})
+            assert not said.isError  # a user to search (an unknown one is no search at all)
             other = Ticket("another tenant", "its key")
             scheduler.queue.arrive(other)  # holds the only search slot
             results = [
@@ -312,4 +448,5 @@ def test_mcp_tools_are_rate_limited_per_key_and_searches_wait_for_a_fair_slot(
     assert busy.isError and "busy" in busy.content[0].text
     assert not profile.isError and not recalled.isError
     assert scheduler.queue.state() == {"running": 0, "waiting": 0}
+    assert any(size is not None and size > 0 for size in heard)
     assert burst[-1].isError and "too many requests" in burst[-1].content[0].text

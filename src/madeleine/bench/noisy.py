@@ -1,12 +1,12 @@
 """``madeleine bench serve --noisy-neighbour``: does one tenant's flood slow another's searches?
 
-One real ``madeleine serve`` process with its defaults (rate limit, fair search turns, query
-cost cap), two tenants with a key and a seeded user each. First tenant B alone: its clients
-search for ``seconds`` (every query distinct, so the embedding runs each time) — B's idle
-latencies. Then the same again while tenant A's clients send long queries
-(``query_chars`` characters of the user's own sentences, each one different) back to back —
-B under the flood, and what A got done meanwhile. The claim to check: B's p95 under the flood
-stays within 2x of its idle p95.
+One real ``madeleine serve`` process with its defaults (rate limit, fair search turns that
+step aside for cheaper ones, query cost cap), two tenants with a key and a seeded user
+each. First tenant B alone: its clients search for ``seconds`` (every query distinct, so
+the embedding runs each time) — B's idle latencies. Then the same again while tenant A's
+clients send long queries (``query_chars`` characters of the user's own sentences, each
+one different) back to back — B under the flood, and what A got done meanwhile. The claim
+to check: B's p95 under the flood stays within 2x of its idle p95.
 """
 
 from __future__ import annotations

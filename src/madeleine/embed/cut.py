@@ -47,16 +47,21 @@ class QueryCut:
         self._count = embedder.query_tokens if isinstance(embedder, QueryTokens) else None
 
     def __call__(self, query: str) -> str:
+        return self.measured(query)[0]
+
+    def measured(self, query: str) -> tuple[str, int]:
+        """The cut query and its size in tokens (estimated from its characters when the
+        embedder cannot count: ``MAX_CHARS_PER_TOKEN`` to a token)."""
         text = _at_boundary(query, self.max_chars) if len(query) > self.max_chars else query
         if self._count is None:
-            return text
+            return text, -(-len(text) // MAX_CHARS_PER_TOKEN)
         count = self._count(text)
         while count > self.max_tokens and len(text) > 1:
             # tokens are spread about evenly, so cut in proportion; each step is shorter
             wanted = max(1, min(len(text) - 1, int(len(text) * self.max_tokens / count * 0.95)))
             text = _at_boundary(text, wanted)
             count = self._count(text)
-        return text
+        return text, count
 
 
 def _at_boundary(text: str, length: int) -> str:

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.config import KBSettings
+from madeleine.courtesy import checkpoint
 from madeleine.embed.base import Vectors
 from madeleine.kb.decompose import decompose
 from madeleine.kb.index import KnowledgeIndex
@@ -102,6 +103,7 @@ class KnowledgeSearcher:
         if not mask.any():
             return []
         version_factor = self._version_factors(index, request.query)
+        checkpoint()
         lexical = (
             [index.lexical.scores(self._analyzer.terms(t)) for t in texts]
             if "bm25" in request.channels
@@ -125,6 +127,7 @@ class KnowledgeSearcher:
         found: list[_Part] = []
         route: dict[int, tuple[float, float]] = {}
         for position, text in enumerate(texts):
+            checkpoint()
             pending = vectors[position]
             vector = None if pending is None else pending.result()[0]
             if position == 0 and vector is not None:

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.config import Settings
+from madeleine.courtesy import checkpoint
 from madeleine.embed.base import Embedder, QueueingEmbedder, Vectors
 from madeleine.embed.cut import QueryCut
 from madeleine.maintain.strength import StrengthModel
@@ -243,7 +244,8 @@ class Searcher:
         """The query's embedding: from the cache of recent queries, or computed on the
         embedding thread while this one goes on. The model reads at most
         ``embed.query_max_tokens`` of it (the per-request cost cap)."""
-        text = self._embedding_cut(text)
+        text, size = self._embedding_cut.measured(text)
+        checkpoint(size)  # before this search takes the embedding thread: how big it is
         cached = self._recent_vectors.get(text)
         if cached is not None:
             done: Future[Vectors] = Future()
@@ -292,6 +294,7 @@ class Searcher:
         for stage in stages:
             name = stage.name
             if stage.early:
+                checkpoint()
                 t0 = time.perf_counter()
                 effects[name] = stage.effect(query, None)
                 if effects[name] is not None:  # only the stages that did something are timed
@@ -311,6 +314,7 @@ class Searcher:
         scores = ScoreState(base, base.copy())
         applied: list[Effect] = []
         for stage in stages:
+            checkpoint()
             effect = effects[stage.name] if stage.early else stage.effect(query, scores)
             if effect is not None:
                 effect.apply(scores.total)
@@ -453,7 +457,9 @@ def _in_recall_order(recalls: dict[str, Recall]) -> dict[str, Recall]:
 
 
 def _timed(timings: dict[str, float], name: str, work: Any, *args: Any) -> Any:
-    """Run ``work`` and add its milliseconds to ``timings[name]``."""
+    """Run ``work`` (after a checkpoint: ``courtesy.py``) and add its milliseconds to
+    ``timings[name]``."""
+    checkpoint()
     t0 = time.perf_counter()
     result = work(*args)
     timings[name] = round(timings.get(name, 0.0) + _ms(t0), 3)

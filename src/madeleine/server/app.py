@@ -72,7 +72,7 @@ class ServerSettings(BaseSettings):
     ``MADELEINE_MAX_BODY_BYTES``, ``MADELEINE_RATE_LIMIT`` (requests/s per key, 0: off),
     ``MADELEINE_RATE_BURST``, ``MADELEINE_AGENT_TIMEOUTS`` (JSON ``{"waiting_input": 3600}``),
     ``MADELEINE_SEARCH_SLOTS`` / ``_TENANT_SLOTS`` / ``_SEARCH_QUEUE`` / ``_SEARCH_TIMEOUT``
-    (fair search admission, ``server/fairness.py``),
+    / ``_SEARCH_MAX_PAUSE`` (fair search admission, ``server/fairness.py``),
     ``MADELEINE_MAX_OPEN_TENANTS``, ``MADELEINE_TENANT_IDLE_SECONDS`` (bounded memory)."""
 
     model_config = SettingsConfigDict(env_prefix="MADELEINE_", extra="ignore", allow_inf_nan=False)
@@ -86,6 +86,8 @@ class ServerSettings(BaseSettings):
     tenant_slots: int | None = None  # one tenant's, while another is active; default: all but 1
     search_queue: int = 64  # searches one key may have waiting
     search_timeout: float = 30.0  # seconds a search may wait for its turn
+    # seconds a costly search may step aside for other tenants' cheap ones (0: never)
+    search_max_pause: float = Field(default=0.5, ge=0, le=60, allow_inf_nan=False)
     agent_timeouts: dict[str, float] = {}  # seconds per agent state, for every agent
     # bounded memory: tenant stores open at once (idle ones beyond it close, least recently
     # used first) and how long an unused one stays open (server/tenants.py)
@@ -106,7 +108,11 @@ class ServerSettings(BaseSettings):
 
     def search_scheduler(self) -> FairScheduler:
         return FairScheduler(
-            self.search_slots, self.tenant_slots, self.search_queue, self.search_timeout
+            self.search_slots,
+            self.tenant_slots,
+            self.search_queue,
+            self.search_timeout,
+            self.search_max_pause,
         )
 
 

@@ -14,6 +14,19 @@ key has at most ``key_queue`` requests waiting; past either it is refused with a
 hint (``Busy``), and a waiter that is cancelled or gives up leaves the queue, or hands back
 the slot it had just been given.
 
+Admission alone left one tenant's long queries doubling another's short ones: two admitted
+searches share the cores. So an admitted search also *steps aside* (``step_aside``, called
+at the engine's checkpoints: ``courtesy.py``): while a search of another tenant runs that
+is at most half its size (the query tokens its embedding reads), it waits at its next
+checkpoint, for at most ``max_pause`` seconds in all, so that it always ends. The costly
+search waits on the cheap one, never the reverse: shortest job first, between tenants.
+The embedding engine runs one query at a time and cannot be interrupted, so before a costly
+search takes it, it also waits while such a cheap search *ended* within ``anticipation``
+seconds (anticipatory scheduling: that tenant's next search is likely on its way, and would
+otherwise wait behind the whole costly embedding). The price is the costly tenant's: while
+cheap searches keep the server busy, its searches run about one per ``max_pause``
+(``madeleine bench serve --noisy-neighbour``: docs/benchmarks.md).
+
 ``FairQueue`` is the bookkeeping alone (thread-safe, no waiting, tested with fakes);
 ``FairScheduler`` puts an ``async with`` in front of it for the REST and MCP servers, so a
 queued request holds no worker thread while it waits."""
@@ -27,7 +40,14 @@ import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Hashable
 from contextlib import asynccontextmanager
+from contextvars import Token
 from dataclasses import dataclass, field
+from functools import partial
+
+from madeleine import courtesy
+from madeleine.courtesy import Pause
+
+_REMEMBERED_ENDS = 64  # tenants whose last search end anticipation looks at (most recent)
 
 
 class Busy(Exception):
@@ -50,6 +70,10 @@ class Ticket:
     wake: Callable[[], None] = field(default=lambda: None)
     admitted: bool = False
     done: bool = False
+    size: float = 0.0  # the largest size its checkpoints announced (0: none yet)
+    paused: float = 0.0  # seconds spent stepping aside
+    stepping_aside: bool = False
+    courtesy: Token[Pause | None] | None = None  # the request's installed pause
 
 
 class FairQueue:
@@ -63,6 +87,9 @@ class FairQueue:
         key_queue: int = 64,
         active_seconds: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
+        max_pause: float = 0.5,
+        yield_ratio: float = 2.0,
+        anticipation: float = 0.02,
     ) -> None:
         if slots < 1:
             raise ValueError(f"slots must be 1 or more, got {slots}")
@@ -71,10 +98,23 @@ class FairQueue:
             raise ValueError(f"tenant_slots must be from 1 to slots ({slots}), got {tenant_slots}")
         if key_queue < 1:
             raise ValueError(f"key_queue must be 1 or more, got {key_queue}")
+        if max_pause < 0:
+            raise ValueError(f"max_pause must be 0 or more, got {max_pause}")
+        if yield_ratio <= 1:
+            raise ValueError(f"yield_ratio must be more than 1, got {yield_ratio}")
+        if anticipation < 0:
+            raise ValueError(f"anticipation must be 0 or more, got {anticipation}")
         self.slots = slots
         self.tenant_slots = tenant_slots
         self.key_queue = key_queue
+        self.max_pause = max_pause
+        self.yield_ratio = yield_ratio
         self._lock = threading.Lock()
+        self._turns = threading.Condition(self._lock)  # a running search ended
+        self._admitted: set[Ticket] = set()
+        self.anticipation = anticipation
+        # per tenant: the size of its last search that announced one, and when it ended
+        self._ended: OrderedDict[Hashable, tuple[float, float]] = OrderedDict()
         # tenants with someone waiting, in turn order; per tenant its keys in turn order
         self._waiting: OrderedDict[Hashable, OrderedDict[Hashable, deque[Ticket]]] = OrderedDict()
         self._running: Counter[Hashable] = Counter()
@@ -108,12 +148,59 @@ class FairQueue:
             if not ticket.admitted or ticket.done:
                 return
             ticket.done = True
+            self._admitted.discard(ticket)
+            if ticket.size > 0:
+                self._ended[ticket.tenant] = (ticket.size, time.monotonic())
+                self._ended.move_to_end(ticket.tenant)
+                while len(self._ended) > _REMEMBERED_ENDS:
+                    self._ended.popitem(last=False)
             self._busy -= 1
             self._running[ticket.tenant] -= 1
             if self._running[ticket.tenant] <= 0:
                 del self._running[ticket.tenant]
             admitted = self._dispatch()
+            self._turns.notify_all()  # whoever stepped aside for it may go on
         _wake(admitted)
+
+    def step_aside(self, ticket: Ticket, size: float | None = None) -> None:
+        """At a checkpoint of an admitted search (``size``: how big it is, when known):
+        wait while another tenant's search at most ``1 / yield_ratio`` its size runs, for
+        at most ``max_pause`` seconds over the whole search. Blocks: call it from the
+        thread that does the search's work, never from the event loop."""
+        with self._turns:
+            if not ticket.admitted or ticket.done:
+                return
+            if size is not None:
+                ticket.size = max(ticket.size, float(size))
+            # the checkpoint that announces a size is the one before the embedding
+            anticipate = size is not None and self.anticipation > 0
+            while ticket.paused < self.max_pause and self._outranked(ticket, anticipate):
+                ticket.stepping_aside = True
+                began = time.monotonic()
+                left = self.max_pause - ticket.paused
+                # an anticipated search may never come: look again once the window passed
+                self._turns.wait(min(left, self.anticipation) if anticipate else left)
+                ticket.paused += time.monotonic() - began
+            ticket.stepping_aside = False
+
+    def _outranked(self, ticket: Ticket, anticipate: bool = False) -> bool:
+        """Whether a search of another tenant, much smaller than ``ticket``'s, is running
+        (not itself stepping aside), or, with ``anticipate``, ended within
+        ``anticipation`` seconds."""
+        if ticket.size <= 0:
+            return False
+        bound = ticket.size / self.yield_ratio
+        if anticipate:
+            since = time.monotonic() - self.anticipation
+            if any(
+                tenant != ticket.tenant and ended >= since and 0 < size <= bound
+                for tenant, (size, ended) in self._ended.items()
+            ):
+                return True
+        return any(
+            other.tenant != ticket.tenant and not other.stepping_aside and 0 < other.size <= bound
+            for other in self._admitted
+        )
 
     def abandon(self, ticket: Ticket) -> None:
         """The request gave up (cancelled, timed out): out of the queue, or, if it was
@@ -159,6 +246,7 @@ class FairQueue:
             else:
                 del self._waiting[tenant]
             ticket.admitted = True
+            self._admitted.add(ticket)
             self._running[tenant] += 1
             self._busy += 1
             admitted.append(ticket)
@@ -192,10 +280,13 @@ class FairScheduler:
         tenant_slots: int | None = None,
         key_queue: int = 64,
         timeout: float = 30.0,
+        max_pause: float = 0.5,
     ) -> None:
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
-        self.queue = FairQueue(slots or os.cpu_count() or 1, tenant_slots, key_queue)
+        self.queue = FairQueue(
+            slots or os.cpu_count() or 1, tenant_slots, key_queue, max_pause=max_pause
+        )
         self.timeout = timeout
 
     async def acquire(self, tenant: Hashable, key: Hashable) -> Ticket:
@@ -219,9 +310,15 @@ class FairScheduler:
         except BaseException:  # cancelled: the client went away
             self.queue.abandon(ticket)
             raise
+        # this request's searches step aside at the engine's checkpoints (in the request's
+        # context, which its worker thread copies)
+        ticket.courtesy = courtesy.install(partial(self.queue.step_aside, ticket))
         return ticket
 
     def release(self, ticket: Ticket) -> None:
+        if ticket.courtesy is not None:
+            courtesy.uninstall(ticket.courtesy)
+            ticket.courtesy = None
         self.queue.release(ticket)
 
     @asynccontextmanager
