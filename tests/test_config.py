@@ -82,6 +82,8 @@ OTHER: dict[str, Any] = {
     "fact_duplicate_threshold": 0.9,
     "fact_conflict_threshold": 0.4,
     "conflict_strategy": "flag",
+    "fact_open_cards": False,
+    "fact_slot_classifier": False,
     "rerank": True,
     "rerank_top_n": 12,
     "rerank_weight": 0.8,

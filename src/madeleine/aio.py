@@ -235,6 +235,7 @@ class AsyncMemory:
         include_history: bool = False,
         category: str | None = None,
         include_archived: bool = False,
+        include_digests: bool = False,
     ) -> list[Card]:
         return await asyncio.to_thread(
             self._memory.facts,
@@ -243,6 +244,7 @@ class AsyncMemory:
             include_history=include_history,
             category=category,
             include_archived=include_archived,
+            include_digests=include_digests,
         )
 
     async def archive(self, item_id: str, *, user_id: str, reason: str = "by request") -> bool:
@@ -305,8 +307,12 @@ class AsyncMemory:
             limit=limit,
         )
 
-    async def profile(self, user_id: str) -> dict[str, dict[str, list[Card]]]:
-        return await asyncio.to_thread(self._memory.profile, user_id)
+    async def profile(
+        self, user_id: str, *, include_digests: bool = False
+    ) -> dict[str, dict[str, list[Card]]]:
+        return await asyncio.to_thread(
+            self._memory.profile, user_id, include_digests=include_digests
+        )
 
     async def history(self, fact_id: str, *, user_id: str) -> list[Card]:
         return await asyncio.to_thread(self._memory.history, fact_id, user_id=user_id)

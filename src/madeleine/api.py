@@ -44,6 +44,7 @@ from madeleine.kb.privacy import (
 from madeleine.kb.records import CollectionInfo, KBHit, Principal
 from madeleine.kb.search import KBRequest, validate_channels
 from madeleine.lifecycle_api import LifecycleMethods
+from madeleine.maintain.items import DIGEST_KEY
 from madeleine.read.context import validate_budget
 from madeleine.read.request import (
     SearchRequest,
@@ -283,14 +284,20 @@ class Memory(LifecycleMethods, AuditMethods):
         include_history: bool = False,
         category: str | None = None,
         include_archived: bool = False,
+        include_digests: bool = False,
     ) -> list[Card]:
         """The user's cards: current truth by default; ``as_of`` what held at that time;
         ``include_history`` every version (superseded ones included); ``include_archived``
-        the cards maintenance or ``archive`` took out."""
+        the cards maintenance or ``archive`` took out; ``include_digests`` the session
+        digests maintenance wrote (summaries of old sessions, not facts about the user)."""
         engine = self._open()
         require_id(user_id, "user_id")
-        if not isinstance(include_archived, bool):
-            raise TypeError("include_archived must be a bool")
+        for name, flag in (
+            ("include_archived", include_archived),
+            ("include_digests", include_digests),
+        ):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be a bool")
         moment = None if as_of is None else epoch_of(as_of, "as_of")
         found = engine.store.facts.facts(
             user_id,
@@ -299,12 +306,20 @@ class Memory(LifecycleMethods, AuditMethods):
             category=category,
             include_archived=include_archived,
         )
-        return [engine.restorer.card(f.card) for f in found]
+        return [
+            engine.restorer.card(f.card)
+            for f in found
+            if include_digests or not f.card.key.startswith(DIGEST_KEY)
+        ]
 
-    def profile(self, user_id: str) -> dict[str, dict[str, list[Card]]]:
-        """Current cards grouped topic → subtopic (category → key), most important first."""
+    def profile(
+        self, user_id: str, *, include_digests: bool = False
+    ) -> dict[str, dict[str, list[Card]]]:
+        """Current cards grouped topic → subtopic (category → key), most important first;
+        session digests only when asked for."""
         grouped: dict[str, dict[str, list[Card]]] = {}
-        for card in sorted(self.facts(user_id), key=lambda c: (-c.importance, c.id)):
+        cards = self.facts(user_id, include_digests=include_digests)
+        for card in sorted(cards, key=lambda c: (-c.importance, c.id)):
             subtopic = card.key.split(".", 1)[1] if "." in card.key else card.key
             grouped.setdefault(card.category.value, {}).setdefault(subtopic, []).append(card)
         return grouped

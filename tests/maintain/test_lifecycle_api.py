@@ -182,9 +182,13 @@ def test_consolidation_compacts_keeps_what_matters_and_a_second_run_does_nothing
     assert procedure and procedure[0].memory_type.value == "procedural"
     # idempotent: nothing left to do
     assert mem.consolidate("u", now=LATER).changes == []
-    # as_of still reconstructs the past: merges keep the oldest card of a cluster
+    # as_of still reconstructs the past: merges keep the oldest card of a cluster; only what
+    # faded (the open cards of the films watched, unimportant and never recalled) is gone
+    faded = {c.item for c in report.changes if c.action == "forget"}
+    every = {c.id: c.statement for c in mem.facts("u", include_archived=True)}
+    assert faded and all("film number" in every[item] for item in faded)
     after = mem.facts("u", as_of=T0 + DAY)
-    assert held_early <= {c.statement for c in after}
+    assert held_early - {every[item] for item in faded} <= {c.statement for c in after}
     assert all(
         c.key.startswith(("digest.", "procedure.")) for c in after if c.statement not in held_early
     )
@@ -380,3 +384,27 @@ def test_a_digest_written_by_a_run_gets_its_importance_in_that_run(mem: Memory) 
     assert any(c.action == "digest" for c in first.changes)
     second = mem.consolidate("u", now=LATER + DAY)
     assert second.changes == []
+
+
+def test_digests_are_listed_only_when_asked_for(mem: Memory) -> None:
+    user_history(mem)
+    mem.consolidate("u", now=LATER)
+    plain = mem.facts("u")
+    asked = mem.facts("u", include_digests=True)
+    assert plain and not any(c.key.startswith("digest.") for c in plain)
+    assert sum(c.key.startswith("digest.") for c in asked) == 8
+    assert "digest" not in mem.profile("u").get("other", {})
+    assert not any(
+        c.key.startswith("digest.")
+        for subs in mem.profile("u").values()
+        for cards in subs.values()
+        for c in cards
+    )
+    assert any(
+        c.key.startswith("digest.")
+        for subs in mem.profile("u", include_digests=True).values()
+        for cards in subs.values()
+        for c in cards
+    )
+    with pytest.raises(TypeError, match="include_digests must be a bool"):
+        mem.facts("u", include_digests="yes")  # type: ignore[arg-type]

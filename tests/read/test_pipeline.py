@@ -72,7 +72,7 @@ def test_stages_show_in_explain_and_can_be_switched_off(memory: Memory) -> None:
     )
     for hit in plain:
         assert not {"window", "session", "dated", "diversity_penalty"} & set(hit.explain)
-        assert hit.score == pytest.approx(hit.explain["base"], abs=1e-6)
+        assert hit.score == pytest.approx(hit.explain["fused"], abs=1e-6)
 
 
 def test_rrf_fusion_is_selectable(memory: Memory) -> None:

@@ -82,3 +82,28 @@ def test_maintain_undo_and_timeline(client: TestClient) -> None:
         params={"user_id": "u1", "start": "2024-02-01T00:00:00Z", "query": "Denver"},
     ).json()
     assert narrowed["items"] and all("Seattle" not in i["text"] for i in narrowed["items"])
+
+
+def test_session_digests_stay_out_of_facts_and_profile_unless_asked(client: TestClient) -> None:
+    _seed(client)
+    params = {"user_id": "u1"}
+    (home,) = client.get("/v1/facts", headers=A, params=params).json()["facts"]
+    client.post(f"/v1/memories/{home['id']}/pin", headers=A, json=params)  # kept, not faded
+    client.post("/v1/maintain", headers=A, json={"user_id": "u1"})
+
+    def keys(response: dict[str, object]) -> list[str]:
+        return [str(c["key"]) for c in response["facts"]]  # type: ignore[attr-defined]
+
+    plain = keys(client.get("/v1/facts", headers=A, params=params).json())
+    asked = keys(
+        client.get("/v1/facts", headers=A, params={**params, "include_digests": True}).json()
+    )
+    assert plain and not any(k.startswith("digest.") for k in plain)
+    assert any(k.startswith("digest.") for k in asked) and set(plain) < set(asked)
+    profile = client.get("/v1/profile", headers=A, params=params).json()["profile"]
+    with_digests = client.get(
+        "/v1/profile", headers=A, params={**params, "include_digests": "true"}
+    ).json()["profile"]
+    statements = [c["statement"] for subs in profile.values() for cs in subs.values() for c in cs]
+    assert statements and not any(s.startswith("Session ") for s in statements)
+    assert len(str(with_digests)) > len(str(profile))

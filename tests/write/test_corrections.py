@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -98,7 +99,8 @@ def test_a_correction_supersedes_what_it_corrects(memory: Memory) -> None:
     current = memory.facts("dentist")
     starts = _values(current, "plan.appointment.dentist", "start")
     assert len(starts) == 1 and starts[0].startswith("2024-03-12T15:00")  # the next Tuesday
-    history = memory.history(current[0].id, user_id="dentist")
+    (card,) = [c for c in current if c.key == "plan.appointment.dentist"]
+    history = memory.history(card.id, user_id="dentist")
     assert [_values([c], "plan.appointment.dentist", "start")[0][:10] for c in history] == [
         "2024-03-11",
         "2024-03-12",
@@ -186,9 +188,25 @@ def test_the_language_being_learned_changes(memory: Memory) -> None:
     assert current[0].statement == "사용자는 스페인어를 배우고 있다."
 
 
-def test_a_correction_of_what_no_fact_holds_versions_the_sentence(memory: Memory) -> None:
+def test_a_correction_of_what_no_slot_holds_versions_the_sentence(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """Without open cards no card holds the sentence: the correction versions the sentence
+    itself; with them (the default) it versions the open card. Either way one current card
+    says Friday and its history says Thursday."""
+    for open_cards in (False, True):
+        with Memory(
+            tmp_path / f"m{open_cards}", embedder=embedder, fact_open_cards=open_cards
+        ) as memory:
+            _landlord_corrected(memory, open_cards)
+
+
+def _landlord_corrected(memory: Memory, open_cards: bool) -> None:
     tell(memory, "tom", ("2024-02-05T10:00:00Z", "The meeting with my landlord is on Thursday."))
-    assert memory.facts("tom") == []
+    before = memory.facts("tom")
+    assert [c.statement for c in before] == (
+        ["The meeting with the user's landlord is on Thursday (2024-02-08)."] if open_cards else []
+    )
     tell(memory, "tom", ("2024-02-07T09:00:00Z", "Sorry, I misread: it's Friday, not Thursday."))
     current = memory.facts("tom")
     assert len(current) == 1 and "landlord is on Friday" in current[0].statement

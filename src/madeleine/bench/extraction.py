@@ -492,7 +492,7 @@ def read_cards(memory: Memory, user_id: str) -> tuple[list[ExtractedCard], int]:
     """Every version of the user's cards but digests, each with the dia_ids it was drawn from
     (``Memory.sources`` returns the source messages by the ids they were added with); and how
     many digests were left out."""
-    every = memory.facts(user_id, include_history=True, include_archived=True)
+    every = memory.facts(user_id, include_history=True, include_archived=True, include_digests=True)
     cards = [
         ExtractedCard(
             card.key,

@@ -220,7 +220,7 @@ class Snapshot:
 
 
 def measure(memory: Memory, data: Generated, now: float) -> Snapshot:
-    facts = memory.facts(USER)
+    facts = memory.facts(USER, include_digests=True)
     cards = [c.statement for c in facts if not c.key.startswith(("digest.", "procedure."))]
     digests = sum(1 for c in facts if c.key.startswith(("digest.", "procedure.")))
     turns = [h.text for h in memory.timeline(USER, limit=100_000).items if h.kind == "turn"]

@@ -139,11 +139,16 @@ class AsyncClient:
         as_of: Moment = None,
         include_history: bool = False,
         category: str | None = None,
+        include_digests: bool = False,
     ) -> list[Card]:
-        return await self._run(calls.facts(user_id, as_of, include_history, category))
+        return await self._run(
+            calls.facts(user_id, as_of, include_history, category, include_digests)
+        )
 
-    async def profile(self, user_id: str) -> dict[str, dict[str, list[Card]]]:
-        return await self._run(calls.profile(user_id))
+    async def profile(
+        self, user_id: str, *, include_digests: bool = False
+    ) -> dict[str, dict[str, list[Card]]]:
+        return await self._run(calls.profile(user_id, include_digests))
 
     async def history(self, fact_id: str, *, user_id: str) -> list[Card]:
         return await self._run(calls.history(fact_id, user_id))

@@ -140,7 +140,11 @@ def context(**arguments: Any) -> Call[Context]:
 
 
 def facts(
-    user_id: str, as_of: Moment, include_history: bool, category: str | None
+    user_id: str,
+    as_of: Moment,
+    include_history: bool,
+    category: str | None,
+    include_digests: bool = False,
 ) -> Call[list[Card]]:
     params = _query(
         {
@@ -148,19 +152,21 @@ def facts(
             "as_of": as_of,
             "include_history": include_history,
             "category": category,
+            "include_digests": include_digests,
         }
     )
     return Call("GET", "/v1/facts", lambda d: _cards(d["facts"]), params=params)
 
 
-def profile(user_id: str) -> Call[dict[str, dict[str, list[Card]]]]:
+def profile(user_id: str, include_digests: bool = False) -> Call[dict[str, dict[str, list[Card]]]]:
     def decode(data: dict[str, Any]) -> dict[str, dict[str, list[Card]]]:
         return {
             topic: {sub: _cards(cards) for sub, cards in subs.items()}
             for topic, subs in data["profile"].items()
         }
 
-    return Call("GET", "/v1/profile", decode, params={"user_id": user_id})
+    params = _query({"user_id": user_id, "include_digests": include_digests})
+    return Call("GET", "/v1/profile", decode, params=params)
 
 
 def history(fact_id: str, user_id: str) -> Call[list[Card]]:

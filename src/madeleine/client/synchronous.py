@@ -137,11 +137,14 @@ class Client:
         as_of: Moment = None,
         include_history: bool = False,
         category: str | None = None,
+        include_digests: bool = False,
     ) -> list[Card]:
-        return self._run(calls.facts(user_id, as_of, include_history, category))
+        return self._run(calls.facts(user_id, as_of, include_history, category, include_digests))
 
-    def profile(self, user_id: str) -> dict[str, dict[str, list[Card]]]:
-        return self._run(calls.profile(user_id))
+    def profile(
+        self, user_id: str, *, include_digests: bool = False
+    ) -> dict[str, dict[str, list[Card]]]:
+        return self._run(calls.profile(user_id, include_digests))
 
     def history(self, fact_id: str, *, user_id: str) -> list[Card]:
         return self._run(calls.history(fact_id, user_id))

@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 
 from madeleine.config import Settings
+from madeleine.embed.base import Embedder
 from madeleine.facts.contradiction import ContradictionJudge, LLMJudge
 from madeleine.facts.extract import Extractor
 from madeleine.facts.rules import RuleExtractor
+from madeleine.facts.slot_classifier import SlotClassifier, load_examples
 from madeleine.llm.client import LLM, from_settings
 
 log = logging.getLogger(__name__)
@@ -21,7 +23,7 @@ def build_llm(settings: Settings) -> LLM | None:
 
 
 def build_extractor(settings: Settings, llm: LLM | None) -> Extractor:
-    rules = RuleExtractor()
+    rules = RuleExtractor(open_cards=settings.facts.open_cards)
     if llm is None:
         return rules
     from madeleine.facts.llm_extractor import LLMExtractor
@@ -34,3 +36,11 @@ def build_judge(settings: Settings, llm: LLM | None) -> ContradictionJudge | Non
     if llm is None:
         return None
     return LLMJudge(llm, max_retries=min(settings.llm.max_retries, 1))
+
+
+def build_slot_classifier(settings: Settings, embedder: Embedder) -> SlotClassifier | None:
+    """Slots for open cards by their vectors (None when open cards or the classifier are off).
+    Nothing is embedded until the first open card needs it."""
+    if not (settings.facts.open_cards and settings.facts.slot_classifier):
+        return None
+    return SlotClassifier(embedder, load_examples())

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.config import Settings
+from madeleine.facts.rules.disclosure import OPEN_PREFIX
 from madeleine.read.channels import Query
 from madeleine.read.explain import Explain
 from madeleine.read.lifecycle import LIFECYCLE_KEY, LifecycleIndex, LifecycleView
@@ -265,8 +266,14 @@ def _valid(rows: FactVectors, query: FactQuery) -> npt.NDArray[np.bool_]:
         allowed = ~rows.superseded
     if query.time_range is not None:
         start, end = query.time_range
-        allowed &= opens_before | (rows.valid_from <= end)
-        allowed &= ends_never | (rows.valid_to >= start)
+        overlaps = (opens_before | (rows.valid_from <= end)) & (
+            ends_never | (rows.valid_to >= start)
+        )
+        # an open card is a statement of a moment (when it happened, else when it was said):
+        # it belongs to the ranges that moment falls in, not to every range after it
+        said = np.fromiter((k.startswith(OPEN_PREFIX) for k in rows.keys), bool, rows.ids.size)
+        inside = ~opens_before & (rows.valid_from >= start) & (rows.valid_from <= end)
+        allowed &= np.where(said, inside, overlaps)
     return allowed
 
 

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from madeleine.facts import slots
+from madeleine.facts.rules.disclosure import OPEN_PREFIX
 from madeleine.facts.topics import own_slot_words, topic_text
 from madeleine.read.channels import Query
 from madeleine.read.facts import TRUTH_KEY, CurrentFact, FactIndex
@@ -239,7 +240,8 @@ class TruthStage:
         holding = [
             r
             for r in range(facts.ids.size)
-            if not _replaced(facts, r, moment) and not facts.keys[r].startswith(_NOT_A_VALUE)
+            if not _replaced(facts, r, moment)
+            and not facts.keys[r].startswith((*_NOT_A_VALUE, OPEN_PREFIX))  # open: no slot
         ]
         if not holding:
             return
@@ -296,7 +298,10 @@ class TruthStage:
         topic = self._slot_terms(facts.keys[card])
         words = self._words(query)
         return any(
-            all(facts.keys[f] == facts.keys[card] for f in by_row.get(r, []))
+            all(
+                facts.keys[f] == facts.keys[card] or facts.keys[f].startswith(OPEN_PREFIX)
+                for f in by_row.get(r, [])
+            )  # an open card names no slot: it is the turn's own words
             and bool(words(r) & topic)
             for r in self._says_change(query, later)
         )

@@ -302,6 +302,7 @@ def create_app(
         include_history: bool = False,
         category: str | None = None,
         include_archived: bool = False,
+        include_digests: bool = False,
     ) -> dict[str, Any]:
         cards = memory.facts(
             user_id,
@@ -309,6 +310,7 @@ def create_app(
             include_history=include_history,
             category=category,
             include_archived=include_archived,
+            include_digests=include_digests,
         )
         return {"facts": [c.model_dump(mode="json") for c in cards]}
 
@@ -320,8 +322,10 @@ def create_app(
         return {"history": [c.model_dump(mode="json") for c in versions]}
 
     @app.get("/v1/profile", tags=["read"])
-    def profile(user_id: UserId, memory: ReadTenant) -> dict[str, Any]:
-        grouped = memory.profile(user_id)
+    def profile(
+        user_id: UserId, memory: ReadTenant, include_digests: bool = False
+    ) -> dict[str, Any]:
+        grouped = memory.profile(user_id, include_digests=include_digests)
         return {
             "profile": {
                 topic: {

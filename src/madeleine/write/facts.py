@@ -32,6 +32,7 @@ from madeleine.facts.corrections import (
 )
 from madeleine.facts.extract import ExtractInput, Extractor
 from madeleine.facts.rules.extractor import split_sentences
+from madeleine.facts.slot_classifier import SlotClassifier
 from madeleine.facts.topics import topic_text
 from madeleine.store.ports import EventLog, FactRepository
 from madeleine.store.records import StoredEvent, StoredFact, Transaction
@@ -84,8 +85,10 @@ class FactPipeline:
         checks: Sequence[Check],
         window_messages: int,
         judge: ContradictionJudge | None = None,
+        slot_classifier: SlotClassifier | None = None,
     ) -> None:
         self._log = log
+        self._slot_classifier = slot_classifier  # slots for open cards, by their vectors
         self.facts = facts
         self.extractor = extractor
         self._embedder = embedder
@@ -122,6 +125,8 @@ class FactPipeline:
                     if drafts
                     else np.zeros((0, self._embedder.dim), dtype=np.float32)
                 )
+                if self._slot_classifier is not None and drafts:
+                    drafts = self._slot_classifier.assign(drafts, vectors)
                 terms = [" ".join(self._analyzer.terms(_lexical_text(d))) for d in drafts]
                 window_facts = _Window(
                     user_id, drafts, vectors, terms, used, error, corrects=corrects

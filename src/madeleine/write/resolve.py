@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +26,7 @@ import numpy.typing as npt
 from madeleine.facts import slots
 from madeleine.facts.cards import CardDraft
 from madeleine.facts.contradiction import Verdict
+from madeleine.facts.slot_classifier import classified
 from madeleine.store.ports import FactRepository
 from madeleine.store.records import StoredFact, Transaction
 from madeleine.text.timeparse import to_epoch
@@ -328,8 +330,18 @@ class Resolver:
         else:  # latest event time wins; a late-arriving older statement becomes history
             new_time = _event_time(draft)
             old_time = _event_time(old.card)
-            new_wins = new_time is None or old_time is None or new_time >= old_time
-        if new_wins and reason == "same slot" and _clashing_attribute(old.card, draft) is None:
+            new_wins = (
+                new_time is None
+                or old_time is None
+                or new_time >= old_time
+                or old_time <= _span_end(draft, new_time)  # "last month" holds the old moment
+            )
+        if (
+            new_wins
+            and reason == "same slot"
+            and _clashing_attribute(old.card, draft) is None
+            and not (classified(old.card) or classified(draft))  # an open card's words
+        ):
             # a complement, not a contradiction: "my passport number is …", later "it expires
             # in May" — the new version keeps what the old one knew
             known = {a.name for a in draft.attributes}
@@ -379,6 +391,19 @@ def _clashing_attribute(old: CardDraft, new: CardDraft) -> str | None:
 
 def _event_time(card: CardDraft) -> float | None:
     return None if card.valid_from is None else to_epoch(card.valid_from)
+
+
+def _span_end(card: CardDraft, start: float) -> float:
+    """The end of the period a card says it happened in (its ``until`` date's last moment),
+    else its start: two statements in one period are ordered by when they were said."""
+    until = slots.value(card, "until")
+    if until is None:
+        return start
+    try:
+        end = datetime.fromisoformat(until).replace(tzinfo=UTC) + timedelta(days=1)
+    except ValueError:
+        return start
+    return max(start, end.timestamp())
 
 
 def _detail(draft: CardDraft, extractor: str) -> dict[str, object]:

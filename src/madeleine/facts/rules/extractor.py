@@ -12,6 +12,7 @@ from madeleine.facts.cards import CardDraft, Category, MemoryType, Stability
 from madeleine.facts.extract import ExtractInput
 from madeleine.facts.rules import (
     changes,
+    disclosure,
     en,
     health,
     identity,
@@ -88,6 +89,10 @@ _SLOTS: dict[str, _Slot] = {
     "trip": _Slot(Category.PLAN, _EPISODIC, _VOLATILE, 0.75),
     "learning": _Slot(Category.EDUCATION, _SEMANTIC, _VOLATILE, 0.5),
     "instruction": _Slot(Category.HABIT, _PROCEDURAL, _STABLE, 0.7, multi_valued=True),
+    # an open card (disclosure.py): what the user said of themselves that no slot rule read
+    disclosure.OPEN_SLOT: _Slot(
+        Category.OTHER, _SEMANTIC, _VOLATILE, 0.3, multi_valued=True, current=False
+    ),
 }
 
 
@@ -99,6 +104,9 @@ class RuleExtractor:
 
     name = "rules"
 
+    def __init__(self, open_cards: bool = True) -> None:
+        self.open_cards = open_cards  # an open card for what no slot rule read
+
     def extract(self, window: Sequence[ExtractInput]) -> list[CardDraft]:
         said = [m for m in window if m.role == "user" and m.text.strip()]
         sentences = [(m, s, user) for m in said for s, user in _spoken(m)]
@@ -107,6 +115,8 @@ class RuleExtractor:
         for message, sentence, user in sentences:
             context = Said(sentence, message, people, home)
             facts = _read(context) if user else []
+            if self.open_cards and user and not facts and not message.project:
+                facts = disclosure.open_facts(context)
             if message.project:
                 facts.extend(project.project_facts(context, message.project))
             drafts.extend(_draft(fact, context) for fact in facts)
@@ -260,6 +270,9 @@ def _draft(fact: Fact, said: Said) -> CardDraft:
     statement = fact.statement
     if said.korean:  # stated in the language the user spoke
         statement = phrases.korean_statement(fact) or statement
+    memory_type = slot.memory_type
+    if fact.slot == disclosure.OPEN_SLOT and any(a.name == "when" for a in fact.attributes):
+        memory_type = _EPISODIC  # something that happened (or will) at a time
     return CardDraft(
         statement=clip(statement, 1000),
         category=slot.category,
@@ -269,7 +282,7 @@ def _draft(fact: Fact, said: Said) -> CardDraft:
         attributes=list(fact.attributes),
         key=fact.key,
         multi_valued=slot.multi_valued,
-        memory_type=slot.memory_type,
+        memory_type=memory_type,
         stability=slot.stability,
         importance=slot.importance,
         confidence=fact.confidence,
