@@ -49,7 +49,7 @@ def _current(memory: Memory, user: str, key: str) -> list[str]:
     [
         (
             "I live in Chicago.",
-            "Last month we packed the van and left for Tucson for good.",
+            "We sold the condo and settled down in Tucson for good.",
             "location.home",
             "Tucson",
         ),
