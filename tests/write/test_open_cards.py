@@ -119,3 +119,26 @@ def test_open_cards_reach_the_store_and_keep_to_a_search_s_time_range(tmp_path: 
         assert found and {s for h in found for s in h.source_ids} == {"new"}
     finally:
         memory.close()
+
+
+def test_an_open_card_beside_its_turn_is_folded_into_the_turns_hit(tmp_path: Path) -> None:
+    """In search, an open card is its turn's own words: it does not take a second place next
+    to that turn, but its id and statement ride on the turn's explain."""
+    memory = Memory(
+        tmp_path / "m", embedder=HashingEmbedder(), fact_open_cards=True, fact_slot_classifier=False
+    )
+    try:
+        memory.add(
+            [{"content": "I adopted a cat named Miso", "id": "cat"}],
+            user_id="u1",
+            timestamp="2023-01-10T09:00:00",
+        )
+        assert memory.wait(timeout=60)
+        (card,) = memory.facts("u1")
+        hits = memory.search("adopted a cat", user_id="u1", limit=5)
+        assert [h.kind for h in hits] == ["turn"]
+        assert hits[0].explain["open_card"] == {"id": card.id, "statement": card.statement}
+        facts_only = memory.search("adopted a cat", user_id="u1", limit=5, channels=["facts"])
+        assert [h.id for h in facts_only] == [card.id]  # no turn listed: the card stays
+    finally:
+        memory.close()

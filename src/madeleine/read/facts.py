@@ -375,8 +375,32 @@ class FactsChannel:
                     explain=explain,
                 )
             )
-        merged = sorted([*hits, *fact_hits], key=lambda h: -h.score)
+        merged = sorted([*hits, *_fold_open_cards(hits, fact_hits)], key=lambda h: -h.score)
         return merged[: request.limit]
+
+
+def _fold_open_cards(turns: list[Hit], facts: list[Hit]) -> list[Hit]:
+    """The fact hits, but open cards whose turns are all among the hits: an open card is its
+    turn's own words about the user, so beside that turn it would only take a place from
+    another memory. Its id and statement go to the (first) turn's explain instead; a card
+    whose turn did not make the list stays, and may bring the turn's words back."""
+    by_source: dict[str, Hit] = {}
+    for hit in turns:
+        if hit.kind == "turn":
+            for source in hit.source_ids:
+                by_source.setdefault(source, hit)
+    kept: list[Hit] = []
+    for hit in facts:
+        fact = hit.explain.get("fact")
+        is_open = fact is not None and str(fact.get("key", "")).startswith(OPEN_PREFIX)
+        turns_of = [by_source.get(source) for source in hit.source_ids]
+        if not is_open or "current" in hit.explain or not turns_of or None in turns_of:
+            kept.append(hit)
+            continue
+        first = turns_of[0]
+        assert first is not None
+        first.explain.setdefault("open_card", {"id": hit.id, "statement": hit.text})
+    return kept
 
 
 def _with_current(

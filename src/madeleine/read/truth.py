@@ -368,7 +368,10 @@ class TruthStage:
         """Per fact: whether the query names its slot ("live", "job", "이사")."""
         terms = set(query.analysis.terms)
         return np.fromiter(
-            (bool(terms & self._slot_terms(key)) for key in facts.keys),
+            (
+                not key.startswith(OPEN_PREFIX) and bool(terms & self._slot_terms(key))
+                for key in facts.keys
+            ),  # an open card's key names its verb, not a slot
             dtype=bool,
             count=len(facts.keys),
         )
