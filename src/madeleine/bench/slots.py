@@ -28,7 +28,7 @@ from madeleine.facts.slot_classifier import (
     Example,
     as_card_statement,
     cross_validated,
-    fit_softmax,
+    fit_and_label,
     split,
 )
 
@@ -89,11 +89,7 @@ def _predict(
     l2: float,
     threshold: float,
 ) -> list[str]:
-    slots = sorted(set(train_labels))
-    model = fit_softmax(train, np.array([slots.index(s) for s in train_labels]), len(slots), l2)
-    p = model.probabilities(test)
-    best = p.argmax(axis=1)
-    return [slots[b] if p[i, b] >= threshold else OTHER for i, b in enumerate(best)]
+    return fit_and_label(train, train_labels, test, l2, [threshold])[threshold]
 
 
 @dataclass(frozen=True)

@@ -176,7 +176,7 @@ class SlotClassifier:
                 precision,
                 MIN_CROSS_VALIDATED_PRECISION,
             )
-        model = fit_softmax(vectors, _indices(labels, self.slots), len(self.slots), self._l2)
+        model = Softmax.fit(vectors, _indices(labels, self.slots), len(self.slots), self._l2)
         return model, precision
 
     @property
@@ -268,16 +268,10 @@ def cross_validated(
         if len(outside) == 0:
             continue
         train_labels = [labels[int(i)] for i in inside]
-        train_slots = sorted(set(train_labels))
-        model = fit_softmax(
-            vectors[inside], _indices(train_labels, train_slots), len(train_slots), l2
-        )
-        p = model.probabilities(vectors[outside])
-        best = p.argmax(axis=1)
-        for t in thresholds:
-            for row, index in enumerate(outside):
-                if p[row, best[row]] >= t:
-                    predicted[t][index] = train_slots[int(best[row])]
+        labelled = fit_and_label(vectors[inside], train_labels, vectors[outside], l2, thresholds)
+        for t, guesses in labelled.items():
+            for index, guess in zip(outside, guesses, strict=True):
+                predicted[t][int(index)] = guess
     return predicted
 
 
@@ -293,10 +287,23 @@ def _indices(labels: Sequence[str], slots: Sequence[str]) -> npt.NDArray[np.int_
     return np.array([slots.index(label) for label in labels])
 
 
-def fit_softmax(
-    vectors: npt.NDArray[np.float64], labels: npt.NDArray[np.int_], classes: int, l2: float
-) -> Softmax:
-    return Softmax.fit(vectors, labels, classes, l2)
+def fit_and_label(
+    train: npt.NDArray[np.float64],
+    train_labels: Sequence[str],
+    test: npt.NDArray[np.float64],
+    l2: float,
+    thresholds: Sequence[float],
+) -> dict[float, list[str]]:
+    """The slot of each test vector by a model fitted on the training ones, at each
+    probability threshold (OTHER below it)."""
+    slots = sorted(set(train_labels))
+    model = Softmax.fit(train, _indices(train_labels, slots), len(slots), l2)
+    p = model.probabilities(test)
+    best = p.argmax(axis=1)
+    return {
+        t: [slots[int(b)] if p[i, b] >= t else OTHER for i, b in enumerate(best)]
+        for t in thresholds
+    }
 
 
 def _softmax(z: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
