@@ -186,6 +186,13 @@ class Engine:
         self.store.close()
 
 
+def _models_dir(store: object) -> Path | None:
+    """Where an embedded store keeps what it fitted (its own directory); a server store
+    keeps nothing on local disk."""
+    directory = getattr(store, "directory", None)
+    return Path(directory) / "models" if isinstance(directory, (str, Path)) else None
+
+
 def build_engine(
     path: Path | str,
     settings: Settings,
@@ -237,7 +244,7 @@ def build_engine(
         [*BUILT_IN_CHECKS, *(checks or [])],
         settings.llm.window_messages,
         build_judge(settings, llm),
-        build_slot_classifier(settings, model),
+        build_slot_classifier(settings, model, _models_dir(store)),
     )
     graph = GraphPipeline(
         store.graph,
@@ -295,7 +302,14 @@ def build_engine(
         indexer=indexer,
         worker=worker,
         searcher=searcher,
-        contexts=ContextBuilder(store.facts, searcher.neighbour_hits, restorer, tokens, analyzer),
+        contexts=ContextBuilder(
+            store.facts,
+            searcher.neighbour_hits,
+            restorer,
+            tokens,
+            analyzer,
+            later=searcher.later_turns,
+        ),
         restorer=restorer,
         llm=llm,
         tokens=tokens,

@@ -208,3 +208,33 @@ def test_korean_request_words_reach_what_the_request_acts_on(tmp_path: Path) -> 
         assert {"이사", "전세", "집주인"} <= home
         assert "이" not in home and "이" not in builder._family_words("medicine")
         assert "전세" in builder._reach({"판교", "이사"})
+
+
+def test_what_do_you_know_about_me_is_the_whole_current_profile(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """Every current card, the superseded home and the session digests left out, whatever
+    share of the budget it takes; the turns follow."""
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _sessions(
+            memory,
+            "zoe",
+            ("s1", "2025-01-05T10:00:00Z", ["I live in Chicago, near the lake."]),
+            ("s2", "2025-01-15T10:00:00Z", ["My passport expires on 2027-03-01."]),
+            (
+                "s3",
+                "2025-07-24T10:00:00Z",
+                ["We finally got out of Chicago and settled in Tucson."],
+            ),
+            ("s4", "2025-08-03T10:00:00Z", ["I'm fully gluten-free these days."]),
+            ("s5", "2025-08-13T10:00:00Z", ["I sold the Subaru, it's an e-bike for me now."]),
+            ("s6", "2025-08-23T10:00:00Z", ["I'm now running the platform team at Shopify."]),
+        )
+        current = [f for f in memory.facts("zoe", include_digests=True)]
+        assert len(current) >= 5
+        text = memory.context("What do you know about me?", user_id="zoe", budget_tokens=250).text
+        profile = text.split("Profile:\n", 1)[1].split("###", 1)[0]
+        for fact in current:
+            if not fact.key.startswith("digest."):
+                assert fact.statement in profile
+        assert "lives in Chicago" not in profile and "Session" not in profile

@@ -99,3 +99,41 @@ def test_particular_keeps_words_few_passages_share() -> None:
     common = [frozenset({"help", "civic"}), *[frozenset({"help"})] * 9]
     keep = particular(common, 0.1)
     assert keep(frozenset({"help", "civic"})) == frozenset({"civic"})
+
+
+def test_a_card_no_rule_superseded_is_outdated_by_a_later_change_on_its_topic() -> None:
+    """The card's own turn is not in the block; a later turn of another session says the
+    thing it names changed: the card is marked. A restatement ("now" only), a turn of the
+    card's own session or one said the same day marks nothing."""
+    card = _hit("fact_3", "The user volunteers at the animal shelter.", "2024-01-10", "s1")
+    other = _hit("fact_4", "The user paints landscapes.", "2024-01-10", "s1")
+    later = _hit("ep_7", "Ana: I stopped volunteering at the shelter.", "2024-05-02", "s4")
+    notes = outdated(
+        [_line(later, "stop volunteer shelter")],
+        [_line(card, "volunteer animal shelter"), _line(other, "paint landscape")],
+        _order,
+    )
+    assert notes == {"fact_3": " (outdated: said 2024-01-10; later: 2024-05-02)"}
+    for text, day, session in (
+        ("Ana: The shelter is busy now.", "2024-05-02", "s4"),  # "now" only
+        ("Ana: I stopped volunteering at the shelter.", "2024-01-10", "s1"),  # its own
+        ("Ana: I stopped volunteering at the shelter.", "2024-01-10", "s2"),  # same day
+    ):
+        turn = _hit("ep_8", text, day, session)
+        assert (
+            outdated([_line(turn, "stop volunteer shelter")], [_line(card, "shelter")], _order)
+            == {}
+        )
+
+
+def test_the_echo_of_a_turn_the_truth_stage_marked_is_marked_too() -> None:
+    old = _hit("ep_1", "Alex: I've lived in Austin for six years.", "2024-01-12", "s1")
+    echo = _hit("ep_2", "assistant: Austin is a fun place!", "2024-01-12", "s1")
+    mark = " (outdated since 2024-05-03; now: The user lives in Denver.)"
+    notes = outdated(
+        [_line(old, "live austin six year"), _line(echo, "austin fun place", direct=False)],
+        [],
+        _order,
+        marked={"ep_1": mark},
+    )
+    assert notes == {"ep_2": mark}

@@ -332,3 +332,36 @@ def test_a_later_turn_may_have_changed_what_the_slot_card_says(
         )
         hits = memory.search("Where do I live now?", user_id="leo", limit=3)
         assert all("slot" not in h.explain.get("current", {}) for h in hits)
+
+
+def test_context_marks_a_card_a_later_unrecognised_turn_contradicts(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """No rule reads "we left Chicago for good" as a move, so the home card still holds;
+    asked where the user lives, the context does not present it as current beside silence:
+    the later turn joins the block (though it did not rank for the question) and the card is
+    marked outdated. A later turn that only restates the card ("now" alone) leaves it be."""
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _said(
+            memory,
+            "kim",
+            ("2024-01-10T10:00:00Z", "I live in Chicago with my partner."),
+            ("2024-02-01T10:00:00Z", "I grew up in Nantes."),
+            ("2024-05-02T10:00:00Z", "Big change: we left Chicago for good, the kids wanted it."),
+        )
+        assert any(
+            f.key == "location.home" and "Chicago" in f.statement for f in memory.facts("kim")
+        )
+        text = memory.context("Where do I live?", user_id="kim", now="2024-06-01").text
+        card = next(line for line in text.splitlines() if line.startswith("- The user lives"))
+        assert "(outdated: said 2024-01-10; later: 2024-05-02)" in card
+        assert "we left Chicago for good" in text
+        _said(
+            memory,
+            "lee",
+            ("2024-01-10T10:00:00Z", "I live in Chicago with my partner."),
+            ("2024-05-02T10:00:00Z", "Chicago is lovely in spring now."),
+        )
+        text = memory.context("Where do I live?", user_id="lee", now="2024-06-01").text
+        card = next(line for line in text.splitlines() if line.startswith("- The user lives"))
+        assert "outdated" not in card

@@ -64,6 +64,26 @@ def test_its_time_is_resolved_and_makes_it_an_episode() -> None:
     assert standing.valid_from == NOW  # said then: time ranges place it there
 
 
+def test_one_message_makes_one_open_card_per_time_it_names() -> None:
+    (card,) = _notes("I adopted a puppy last week! I named her Coco. We walk to the river daily.")
+    assert card.statement.startswith("The user adopted a puppy last week (2023-05-01")
+    assert "The user named her Coco." in card.statement
+    assert "the river" in card.statement
+    values = {a.name: a.value for a in card.attributes}
+    assert values["predicate"] == "adopted" and values["when"] == "2023-05-01"
+    assert {"coco", "river", "puppy"} <= set(values["object"].split())
+    moved, starts = _notes("We settled in Tucson last year. Next month I start a new job there.")
+    assert "(2022-01-01" in moved.statement and "(2023-06-01)" in starts.statement
+    assert {a.name: a.value for a in starts.attributes}["tense"] == "future"
+    # two messages are two cards
+    messages = [
+        ExtractInput(1, "s1", "user", None, "I volunteer at the animal shelter.", NOW),
+        ExtractInput(2, "s1", "user", None, "I paint landscapes on weekends.", NOW),
+    ]
+    notes = [d for d in RuleExtractor().extract(messages) if d.key.startswith("note.")]
+    assert [d.sources for d in notes] == [[1], [2]]
+
+
 @pytest.mark.parametrize(
     "said",
     [
@@ -142,3 +162,24 @@ def test_an_open_card_beside_its_turn_is_folded_into_the_turns_hit(tmp_path: Pat
         assert [h.id for h in facts_only] == [card.id]  # no turn listed: the card stays
     finally:
         memory.close()
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I volunteer at the animal shelter every Saturday.",
+        "I go swimming on Mondays with my sister.",
+        "I meditate daily before work.",
+        "저는 매주 토요일 도자기 수업을 들어요.",
+        "저는 주말마다 등산을 가요.",
+    ],
+)
+def test_a_habit_is_not_dated(said: str) -> None:
+    (card,) = _notes(said)
+    assert "when" not in {a.name for a in card.attributes}
+    assert "(20" not in card.statement and card.memory_type == MemoryType.SEMANTIC
+
+
+def test_a_date_beside_a_habit_is_still_read() -> None:
+    (card,) = _notes("I ran every day last week, it was brutal.")
+    assert {a.name: a.value for a in card.attributes}["when"] == "2023-05-01"

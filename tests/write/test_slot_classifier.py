@@ -5,6 +5,7 @@ visits, plans and other people's news do not. The sentences here are not in the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from madeleine import Memory
 from madeleine.bench.slots import run_slots
-from madeleine.embed.base import Embedder
+from madeleine.embed.base import Embedder, Vectors
 from madeleine.facts.cards import Category, MemoryType
 from madeleine.facts.slot_classifier import (
     CLASSIFIED,
@@ -151,3 +152,43 @@ def test_bench_slots_reports_both_splits_on_any_embedder() -> None:
     for score in (report.cross_validated, report.held_out_chosen, report.held_out_configured):
         assert 0.0 <= score.accuracy <= 1.0
     assert "held out, chosen" in report.table()
+
+
+class _Counting(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def embed_passages(self, texts: Sequence[str]) -> Vectors:
+        self.calls += 1
+        return super().embed_passages(texts)
+
+
+def test_the_fitted_classifier_is_kept_for_the_next_process(tmp_path: Path) -> None:
+    """A store's directory keeps the fitted model: the next process with the same embedder
+    and examples embeds no example; other examples, another embedder or an unreadable file
+    mean fitting again."""
+    first = _Counting()
+    fitted, precision = SlotClassifier(first, load_examples(), cache_dir=tmp_path)._fit()
+    assert first.calls >= 1 and len(list(tmp_path.glob("slot-classifier-*.npz"))) == 1
+    again = _Counting()
+    kept, kept_precision = SlotClassifier(again, load_examples(), cache_dir=tmp_path)._fit()
+    assert again.calls == 0 and kept_precision == precision
+    assert np.array_equal(kept.weights, fitted.weights)
+    SlotClassifier(again, load_examples()[:-1], cache_dir=tmp_path)._fit()
+    assert again.calls >= 1
+    for saved in tmp_path.glob("slot-classifier-*.npz"):
+        saved.write_bytes(b"not a model")
+    third = _Counting()
+    SlotClassifier(third, load_examples(), cache_dir=tmp_path)._fit()
+    assert third.calls >= 1
+
+
+@pytest.mark.sqlite_only  # the embedded store's own files
+def test_an_embedded_store_keeps_its_classifier_in_its_directory(tmp_path: Path) -> None:
+    said = "We finally got out of Chicago and settled in Tucson."  # an open card: no rule
+    # a dimension of its own: no other test of this process fitted this classifier yet
+    with Memory(tmp_path / "m", embedder=HashingEmbedder(dim=72)) as memory:
+        memory.add({"role": "user", "content": said}, user_id="u")
+        assert memory.wait(timeout=60)
+    assert list((tmp_path / "m" / "models").glob("slot-classifier-*.npz"))

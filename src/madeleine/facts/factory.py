@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
@@ -38,9 +39,12 @@ def build_judge(settings: Settings, llm: LLM | None) -> ContradictionJudge | Non
     return LLMJudge(llm, max_retries=min(settings.llm.max_retries, 1))
 
 
-def build_slot_classifier(settings: Settings, embedder: Embedder) -> SlotClassifier | None:
+def build_slot_classifier(
+    settings: Settings, embedder: Embedder, cache_dir: Path | None = None
+) -> SlotClassifier | None:
     """Slots for open cards by their vectors (None when open cards or the classifier are off).
-    Nothing is embedded until the first open card needs it."""
+    Nothing is embedded until the first open card needs it; the fitted model is kept in
+    ``cache_dir`` (an embedded store's directory) for the next process."""
     if not (settings.facts.open_cards and settings.facts.slot_classifier):
         return None
-    return SlotClassifier(embedder, load_examples())
+    return SlotClassifier(embedder, load_examples(), cache_dir=cache_dir)

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -135,6 +137,7 @@ class SlotClassifier:
         *,
         l2: float = DEFAULT_L2,
         min_probability: float = DEFAULT_MIN_PROBABILITY,
+        cache_dir: Path | None = None,
     ) -> None:
         if len({e.slot for e in examples}) < 2:
             raise ValueError("the slot classifier needs examples of at least two slots")
@@ -145,6 +148,9 @@ class SlotClassifier:
         self.slots = sorted({e.slot for e in self._examples})
         self._model: Softmax | None = None
         self.cross_validated_precision: float | None = None  # known once fitted
+        # the fitted model is kept here too: a new process (a CLI call) skips embedding the
+        # examples, seconds of work, when the embedder and the examples are the same
+        self._cache_dir = cache_dir
 
     def _fitted(self) -> Softmax:
         if self._model is None:  # fitted when the first open card needs it, once a process
@@ -163,6 +169,54 @@ class SlotClassifier:
         return f"slots:{embedder}:{digest}:{self._l2:g}:{self.min_probability:g}"
 
     def _fit(self) -> tuple[Softmax, float]:
+        cached = self._load()
+        if cached is not None:
+            return cached
+        model, precision = self._fit_now()
+        self._save(model, precision)
+        return model, precision
+
+    def _cache_file(self) -> Path | None:
+        if self._cache_dir is None:
+            return None
+        name = hashlib.sha256(self._model_name().encode()).hexdigest()[:24]
+        return self._cache_dir / f"slot-classifier-{name}.npz"
+
+    def _load(self) -> tuple[Softmax, float] | None:
+        path = self._cache_file()
+        if path is None or not path.is_file():
+            return None
+        try:
+            with np.load(path) as saved:
+                model = Softmax(saved["weights"], saved["bias"], saved["center"])
+                precision = float(saved["precision"])
+        except (OSError, KeyError, ValueError) as error:  # unreadable: fitted again
+            log.info("slot classifier cache %s not used: %s", path, error)
+            return None
+        if model.weights.shape != (self._embedder.dim, len(self.slots)):
+            return None
+        return model, precision
+
+    def _save(self, model: Softmax, precision: float) -> None:
+        path = self._cache_file()
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # owner-only, as the store
+            with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as f:
+                np.savez(
+                    f,
+                    weights=model.weights,
+                    bias=model.bias,
+                    center=model.center,
+                    precision=np.float64(precision),
+                )
+            os.chmod(f.name, 0o600)
+            os.replace(f.name, path)
+        except OSError as error:  # a read-only store: fitted again next time
+            log.info("slot classifier not cached in %s: %s", path.parent, error)
+
+    def _fit_now(self) -> tuple[Softmax, float]:
         statements = [as_card_statement(e.text) for e in self._examples]
         vectors = np.asarray(self._embedder.embed_passages(statements), np.float64)
         labels = [e.slot for e in self._examples]

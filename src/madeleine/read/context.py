@@ -29,7 +29,7 @@ from madeleine.facts.cards import Card
 from madeleine.facts.rules.extractor import split_sentences
 from madeleine.facts.topics import SLOT_WORDS
 from madeleine.inputs import shown_number
-from madeleine.read.outdated import Line, outdated, particular
+from madeleine.read.outdated import DAY, Line, is_assistant, outdated, particular, strong_change
 from madeleine.read.request import SearchRequest
 from madeleine.read.restore import Restorer
 from madeleine.read.stages import spoken_words
@@ -69,6 +69,9 @@ _ABOUT_USER = re.compile(
 )
 STANDING_KEYS = ("identity.name", "health.allergy", "habit.instruction")
 PROFILE_FACTS = 12  # important facts offered to the profile section
+ABOUT_USER_FACTS = 60  # ... when the question asks about the user as a whole
+DIGEST_ALLOWANCE = 20  # session digests read past (they are left out of the profile)
+DIGEST_PREFIX = "digest."
 ELLIPSIS = "…"
 LINKED_FACTS = 5  # linked facts at most
 # analyzed words too common to name what a query acts on
@@ -117,6 +120,9 @@ _WHY = {
 
 # Given a user, hits and a radius: each hit's neighbouring turns.
 Neighbours = Callable[[str, Sequence[Hit], int], dict[str, list[Hit]]]
+# turns said after a moment that match some words best (``Searcher.later_turns``)
+LaterTurns = Callable[[SearchRequest, str, float], list[Hit]]
+LATER_FACTS = 3  # facts of the block checked for a later telling that changed them
 
 
 def format_section(hit: Hit) -> str:
@@ -228,7 +234,9 @@ class ContextBuilder:
         restorer: Restorer,
         count: TokenCounter,
         analyzer: Analyzer,
+        later: LaterTurns | None = None,
     ) -> None:
+        self._later = later
         self._facts = facts
         self._neighbours = neighbours
         self._restorer = restorer
@@ -255,6 +263,10 @@ class ContextBuilder:
         turns = [h for h in relevant if h.kind not in FACT_KINDS]
         for alert in self._alerts(request, fact_hits, turns, terms):
             packer.add_line(packer.alerts, ALERTS_TITLE, alert)
+        about_user = bool(_ABOUT_USER.search(request.query))
+        if about_user:  # "what do you know about me?": the whole current profile is the answer
+            for line in self._profile(request, packer.seen, limit=ABOUT_USER_FACTS):
+                packer.add_line(packer.profile, PROFILE_TITLE, line)
         for hit in _session_first(relevant):
             if hit.kind in FACT_KINDS:
                 if hit.id not in packer.seen:
@@ -263,6 +275,7 @@ class ContextBuilder:
                         packer.items.append(hit)
             else:
                 packer.add_turn(self._turn(hit, terms, budget_tokens))
+        self._later_tellings(request, packer, terms, budget_tokens)
         for line in self._linked(request, fact_hits, packer.seen, terms):
             packer.add_line(packer.linked, LINKED_TITLE, line)
         if window and packer.items:
@@ -276,10 +289,8 @@ class ContextBuilder:
                         packer.add_turn(self._turn(near, terms, budget_tokens), window=True)
         self._fill(request, packer, hits, rare, terms, budget_tokens, window)
         profile_limit = packer.used + int(budget_tokens * PROFILE_SHARE)
-        broad = bool(hits[0].explain.get("query", {}).get("broad")) or bool(
-            _ABOUT_USER.search(request.query)
-        )
-        for line in self._profile(request, packer.seen, standing_only=not broad):
+        broad = bool(hits[0].explain.get("query", {}).get("broad"))
+        for line in [] if about_user else self._profile(request, packer.seen, not broad):
             packer.add_line(packer.profile, PROFILE_TITLE, line, profile_limit)
         self._mark_outdated(packer, hits, terms)
         text = packer.render()
@@ -296,18 +307,63 @@ class ContextBuilder:
             text=text, items=items, tokens=tokens, budget_tokens=budget_tokens, window=packer.window
         )
 
+    def _later_tellings(
+        self, request: SearchRequest, packer: _Packer, terms: set[str], budget_tokens: int
+    ) -> None:
+        """A card no rule superseded may still be contradicted by a later turn that did not
+        rank for the query ("I live in Chicago" … months later "we left Chicago for good",
+        asked "where do I live?"). For the first few current facts of the block, the turn
+        said a day or more later, in another session, that names the card's own words and
+        announces a change joins the block, and ``_mark_outdated`` marks the card: no card
+        is presented as current beside silence about what changed it."""
+        if self._later is None:
+            return
+        skip = self._skipped(terms)
+        facts = [
+            h
+            for h in packer.items
+            if h.kind == "fact" and not h.explain.get("fact", {}).get("valid_to")
+        ][:LATER_FACTS]
+        for fact in facts:
+            words = self._words(fact, skip)
+            if not words:
+                continue
+            found = self._later(request, " ".join(sorted(words)), fact.timestamp.timestamp() + DAY)
+            self._restorer.hits(request.user_id, found)
+            for turn in found:
+                if (
+                    turn.id not in packer.seen
+                    and turn.session_id != fact.session_id
+                    and not is_assistant(turn)
+                    and strong_change(turn.text)
+                    and words & self._words(turn, skip)
+                ):
+                    packer.add_turn(self._turn(turn, terms, budget_tokens))
+                    break
+
+    def _skipped(self, terms: set[str]) -> frozenset[str]:
+        """Words that name no particular thing here: the query's, requests', times'."""
+        return frozenset(terms | self._request_words() | _GENERIC_WORDS | self._when_words())
+
+    def _words(self, hit: Hit, skip: frozenset[str]) -> frozenset[str]:
+        found = self._analyzer.terms(spoken_words(hit.text, hit.speaker))
+        return frozenset(w for w in found if len(w) > 1 and not w.isdigit()) - skip
+
     def _mark_outdated(self, packer: _Packer, hits: Sequence[Hit], terms: set[str]) -> None:
         """Mark the turns and facts of the block that a later turn of it changed (see
         ``read.outdated``); the truth stage's own marks stay as they are."""
-        if len(packer.sections) < 2:
+        if not packer.sections:
             return
-        skip = terms | self._request_words() | _GENERIC_WORDS | self._when_words()
+        skip = self._skipped(terms)
 
         def words(hit: Hit) -> frozenset[str]:
-            found = self._analyzer.terms(spoken_words(hit.text, hit.speaker))
-            return frozenset(w for w in found if len(w) > 1 and not w.isdigit()) - skip
+            return self._words(hit, skip)
 
-        keep = particular((words(h) for h in hits), PARTICULAR_SHARE)
+        # counted per session: a turn, its echo and its card name one thing once
+        by_session: dict[str, set[str]] = {}
+        for hit in hits:
+            by_session.setdefault(hit.session_id or hit.id, set()).update(words(hit))
+        keep = particular((frozenset(w) for w in by_session.values()), PARTICULAR_SHARE)
         direct = {h.id for h in packer.items}
         rank = {h.id: i for i, h in enumerate(hits)}
         turns = [
@@ -316,7 +372,13 @@ class ContextBuilder:
             for t in section
         ]
         facts = [Line(h, keep(words(h)), True) for h in packer.items if h.kind in FACT_KINDS]
-        notes = outdated(turns, facts, lambda h: (h.timestamp.timestamp(), _number(h.id)))
+        marked = {
+            t.hit.id: t.note
+            for section in packer.sections.values()
+            for t in section
+            if t.note.startswith(" (outdated")
+        }
+        notes = outdated(turns, facts, lambda h: (h.timestamp.timestamp(), _number(h.id)), marked)
         for section in packer.sections.values():
             for turn in section:
                 if turn.hit.id in notes and not turn.note:
@@ -457,7 +519,7 @@ class ContextBuilder:
             and (
                 len(spoken_words(hit.text, hit.speaker).split()) <= SHORT_TURN_WORDS
                 or near.text.rstrip().endswith("?")
-                or (_is_assistant(hit) and not _is_assistant(near))
+                or (is_assistant(hit) and not is_assistant(near))
             )
         ) or self._shares_words(near, terms)
 
@@ -569,25 +631,34 @@ class ContextBuilder:
         return known
 
     def _profile(
-        self, request: SearchRequest, seen: set[str], standing_only: bool = False
+        self,
+        request: SearchRequest,
+        seen: set[str],
+        standing_only: bool = False,
+        limit: int = PROFILE_FACTS,
     ) -> list[str]:
-        """The user's most important facts. ``standing_only``: only what holds whatever the
-        question (pinned, stable or very important: a name, an allergy), not the volatile
-        facts a broad question ("tell me about me") would want."""
+        """The user's most important current facts, session digests left out (what
+        maintenance wrote about a session is no fact about the user); each one's id joins
+        ``seen``. ``standing_only``: only what holds whatever the question (pinned, stable or
+        very important: a name, an allergy), not the volatile facts a broad question would
+        want."""
         important = self._facts.facts(
             request.user_id,
             as_of=request.as_of,
             include_history=request.include_history,
-            most_important=PROFILE_FACTS + len(seen),
+            most_important=limit + len(seen) + DIGEST_ALLOWANCE,
         )
         lines: list[str] = []
         for stored in important:
-            if stored.card.id in seen or len(lines) >= PROFILE_FACTS:
+            if stored.card.id in seen or len(lines) >= limit:
+                continue
+            if stored.card.key.startswith(DIGEST_PREFIX):
                 continue
             if standing_only and not _standing(stored.card):
                 continue
             card = self._restorer.card(stored.card)
             lines.append(fact_line(card.statement, card.valid_from, card.valid_to))
+            seen.add(stored.card.id)
         return lines
 
     def _profile_only(self, request: SearchRequest, budget: int) -> Context | None:
@@ -599,10 +670,6 @@ class ContextBuilder:
             return None
         text = packer.render()
         return Context(text=text, items=[], tokens=self._count(text), budget_tokens=budget)
-
-
-def _is_assistant(hit: Hit) -> bool:
-    return (hit.speaker or "").lower() == "assistant" or hit.text.startswith("assistant:")
 
 
 def _standing(card: Card) -> bool:

@@ -8,10 +8,15 @@ does know it). This module carries those changes to the other lines of the block
 
 - the earlier turn the later one was lifted over is outdated;
 - so is an earlier turn (of an earlier day) that names the same particular thing as a later
-  turn announcing a change ("my Honda Civic needs brakes" … "sold the old Civic, got a
-  Tesla"; "allergic to peanuts" … "it's tree nuts, not peanuts");
-- an assistant turn echoing an outdated turn right before it ("Austin is a fun place!");
-- a fact said in the same session as an outdated turn and about the same thing.
+  turn announcing a change outright, not only "now" ("my Honda Civic needs brakes" … "sold
+  the old Civic, got a Tesla"; "allergic to peanuts" … "it's tree nuts, not peanuts");
+- an assistant turn echoing an outdated turn right before it ("Austin is a fun place!"),
+  whether this module or the truth stage marked that turn;
+- a fact said in the same session as an outdated turn and about the same thing;
+- a fact no rule superseded that names the same particular thing as a turn said a day or
+  more after it, in another session, announcing a change ("The user banks with Chase" …
+  "switched banks, everything at Chase is closed now"): no card is presented as current
+  when a later turn of the block on its topic says otherwise.
 
 Each gets "(outdated: said 2024-01-12; later: 2024-05-03)" — the date it was said and the
 date of what changed it — so an agent reads the change instead of two contradicting lines.
@@ -20,7 +25,7 @@ date of what changed it — so an agent reads the change instead of two contradi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -83,9 +88,7 @@ def _announces(line: Line) -> bool:
 def _vouched(anchor: Line) -> bool:
     """Whether the truth stage's "newer than" can be taken alone: the later turn leads the
     search and says outright that something changed (not only "now": "I'm baking now")."""
-    return anchor.rank < LEADING and any(
-        m.group(0).lower() not in _WEAK_CHANGE for m in CHANGE.finditer(anchor.hit.text)
-    )
+    return anchor.rank < LEADING and _strong(anchor)
 
 
 def note(said: Hit, later: Hit) -> str:
@@ -93,9 +96,14 @@ def note(said: Hit, later: Hit) -> str:
 
 
 def outdated(
-    turns: Sequence[Line], facts: Sequence[Line], order: Callable[[Hit], tuple[float, int]]
+    turns: Sequence[Line],
+    facts: Sequence[Line],
+    order: Callable[[Hit], tuple[float, int]],
+    marked: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """Id → note for each turn or fact of the block that a later turn of it changed."""
+    """Id → note for each turn or fact of the block that a later turn of it changed;
+    ``marked``: the turns the truth stage already marked, with their notes."""
+    marked = marked or {}
     notes: dict[str, str] = {}
     anchors = [t for t in turns if _announces(t)]
     for anchor in anchors:
@@ -103,16 +111,23 @@ def outdated(
         when = anchor.hit.timestamp.timestamp()
         for line in turns:
             hit = line.hit
-            if hit.id in notes or is_assistant(hit) or hit.session_id == anchor.hit.session_id:
+            if hit.id in notes or hit.id in marked or is_assistant(hit):
+                continue
+            if hit.session_id == anchor.hit.session_id:
                 continue
             if hit.timestamp.timestamp() > when - DAY or not anchor.words - line.words:
                 continue  # not earlier, or the same statement said again
             lifted = hit.id == _lifted_over(anchor.hit) and _vouched(anchor)
-            if hit.id == known or lifted or (line.words & anchor.words):
+            if hit.id == known or lifted or (line.words & anchor.words and _strong(anchor)):
                 notes[hit.id] = note(hit, anchor.hit)
-    if not notes:
+    for fact in facts:
+        later = _later_change(fact, anchors)
+        if later is not None:
+            notes[fact.hit.id] = note(fact.hit, later.hit)
+    told = {**marked, **notes}
+    changed = {t.hit.id: t for t in turns if t.hit.id in told}
+    if not changed:
         return notes
-    changed = {t.hit.id: t for t in turns if t.hit.id in notes}
     by_session = sorted(turns, key=lambda t: (t.hit.session_id, order(t.hit)))
     for previous, line in pairwise(by_session):
         if (
@@ -122,13 +137,39 @@ def outdated(
             and line.hit.session_id == previous.hit.session_id
             and line.words & previous.words
         ):
-            notes[line.hit.id] = notes[previous.hit.id]
+            notes[line.hit.id] = told[previous.hit.id]
     for fact in facts:
+        if fact.hit.id in notes:
+            continue
         for turn in changed.values():
             if fact.hit.session_id == turn.hit.session_id and fact.words & turn.words:
-                notes[fact.hit.id] = notes[turn.hit.id]
+                notes[fact.hit.id] = told[turn.hit.id]
                 break
     return notes
+
+
+def _later_change(fact: Line, anchors: Sequence[Line]) -> Line | None:
+    """The first turn announcing a change, said a day or more after the fact held from and
+    in another session, that names a particular thing the fact names."""
+    since = fact.hit.timestamp.timestamp()
+    for anchor in anchors:
+        if anchor.hit.session_id == fact.hit.session_id:
+            continue  # the fact's own telling, or what was said with it
+        if anchor.hit.timestamp.timestamp() < since + DAY:
+            continue
+        if fact.words & anchor.words and _strong(anchor):
+            return anchor
+    return None
+
+
+def _strong(line: Line) -> bool:
+    return strong_change(line.hit.text)
+
+
+def strong_change(text: str) -> bool:
+    """Says outright that something changed: not only "now" ("I'm still at Ally, now with
+    savings too" restates the card)."""
+    return any(m.group(0).lower() not in _WEAK_CHANGE for m in CHANGE.finditer(text))
 
 
 def particular(

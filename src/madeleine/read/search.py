@@ -12,6 +12,7 @@ import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Protocol, cast
 
 import numpy as np
@@ -416,6 +417,20 @@ class Searcher:
                     None if episode is None else from_epoch(episode.occurred_at).isoformat()
                 )
         return view
+
+    def later_turns(
+        self, request: SearchRequest, about: str, after: float, limit: int = 3
+    ) -> list[Hit]:
+        """The turns said after ``after`` (up to the request's moment) that best match
+        ``about`` by their words: where a card's topic was spoken of again, whether or not
+        any rule learned from it (the context checks them against the card)."""
+        end = request.as_of if request.as_of is not None else request.now
+        if end <= after or not about.strip():
+            return []
+        narrow = replace(
+            request, query=about, channels=("bm25",), time_range=(after, end), limit=limit
+        )
+        return [h for h in self.search(narrow) if h.kind == "turn"]
 
     def neighbour_hits(
         self, user_id: str, hits: Sequence[Hit], radius: int

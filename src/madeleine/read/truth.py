@@ -68,6 +68,7 @@ _CHANGE = re.compile(
 # and the user's name (phatic when not asked)
 _NOT_A_VALUE = ("digest.", "procedure.", "identity.name")
 _MARGIN = 0.1  # share of the embedder's similarity range a topic fact may trail by
+_TIE = 0.01  # ... and within which two cards are equally close to a query
 
 
 class TruthStage:
@@ -226,10 +227,11 @@ class TruthStage:
         that holds for it is the answer, whether or not a turn that said it still ranks (after
         maintenance one telling is left, and it may not use the question's words). The
         holding card of a slot the query names by the slot's own words (not "who", which
-        every identity slot answers to) ranks just below the leading hit, if it is about as
-        close to the query as the user's closest card and does not say a plan was called
-        off. Not for questions about the past ("where did I live?") nor within a time range;
-        asked as of a date, the card that held then."""
+        every identity slot answers to) ranks just below the leading hit, if it is the card
+        closest to the query (the slot only breaks a tie: a card less relevant than another
+        is never promoted over it) and does not say a plan was called off. Not for questions
+        about the past ("where did I live?") nor within a time range; asked as of a date, the
+        card that held then."""
         request = query.request
         if not named.any() or request.time_range is not None:
             return
@@ -246,13 +248,13 @@ class TruthStage:
         if not holding:
             return
         closest = max(float(relevance[r]) for r in holding)
-        margin = _MARGIN * (self._high - self._low)
+        tie = _TIE * (self._high - self._low)
         told = {
             row: _told(facts, query, row)
             for row in holding
             if named[row]
             and terms & self._own_terms(facts.keys[row])
-            and float(relevance[row]) >= closest - margin
+            and float(relevance[row]) >= closest - tie
         }
         candidates = sorted(
             (row for row, (first, _) in told.items() if moment is None or first <= moment),

@@ -10,6 +10,11 @@ in the language it was said in, its time resolved ("last weekend" → the dates)
 predicate and its object as attributes. Questions, requests, hypotheticals, chatter
 ("sounds great!", "I'm so happy for you") and statements about the other speaker make none.
 
+One message makes at most one open card per time it names: its statements are joined ("The
+user adopted a puppy. The user named her Coco."), so a turn of three sentences about one
+thing is one memory, not three near-duplicates to embed, rank and show; an undated sentence
+joins the message's first card, a sentence dated otherwise starts its own.
+
 An open card is multi-valued under ``note.<predicate>``: it never supersedes another by its
 key alone (its slot is unknown); repeats are duplicates by their vectors, as every card. It
 holds from the time it names, else from when it was said; a search's time range keeps it
@@ -52,6 +57,14 @@ _REACTION = re.compile(
 # a reference number ("my order number is 12345", "ABC123"): the slot rules file the numbers
 # worth keeping (documents, accounts); an unlabelled one is no fact about the user
 _CODE = re.compile(r"\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]{5,}\b|\b\d{5,}\b")
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)"
+_PERIOD = rf"(?:day|week|month|year|morning|afternoon|evening|night|{_WEEKDAY})"
+_RECURRING = re.compile(
+    rf"\b(?:every|each)\s+(?:other\s+|single\s+)?{_PERIOD}\b|\b(?:on\s+)?{_WEEKDAY}s\b"
+    r"|\b(?:daily|weekly|monthly|yearly|nightly)\b"
+    r"|매(?:일|주|달|월|년)(?:\s*[월화수목금토일]요일)?|(?:[월화수목금토일]요일|주말|아침|저녁)마다",
+    re.I,
+)
 # the sentence tells of the past: its time words are read backwards ("on Friday": the last)
 _PAST = re.compile(
     r"\b(?:was|were|had|did|went|got|ago|last|yesterday|earlier|previously|used\s+to"
@@ -156,6 +169,38 @@ def open_facts(said: Said) -> list[Fact]:
     if said.korean:
         return _korean(said, text)
     return _english(said, text)
+
+
+def joined(facts: list[Fact]) -> list[Fact]:
+    """The open cards of one message, one per time they name (see the module): statements
+    joined in order, the first card's predicate and time, the objects' words together."""
+    groups: list[list[Fact]] = []
+    for fact in facts:
+        when = _attribute(fact, "when")
+        for group in groups:
+            if when is None or _attribute(group[0], "when") == when:
+                group.append(fact)
+                break
+        else:
+            groups.append([fact])
+    return [_join(group) for group in groups]
+
+
+def _attribute(fact: Fact, name: str) -> str | None:
+    return next((a.value for a in fact.attributes if a.name == name), None)
+
+
+def _join(group: list[Fact]) -> Fact:
+    head = group[0]
+    if len(group) == 1:
+        return head
+    words = list(dict.fromkeys(w for f in group for w in (_attribute(f, "object") or "").split()))
+    attributes = tuple(
+        a.model_copy(update={"value": clip(" ".join(words), 500)}) if a.name == "object" else a
+        for a in head.attributes
+    )
+    statement = " ".join(f.statement for f in group)
+    return replace(head, statement=clip(statement, 1000), attributes=attributes)
 
 
 def _asks(said: Said) -> bool:
@@ -283,7 +328,9 @@ def _fact(said: Said, statement: str, predicate: str, content: list[str]) -> Fac
 
 def _when(said: Said) -> tuple[datetime, datetime | None] | None:
     """When the sentence says it happens: a bare weekday or date is read forward ("the
-    meeting is on Thursday": the coming one) unless the sentence speaks of the past."""
+    meeting is on Thursday": the coming one) unless the sentence speaks of the past. A
+    recurrence ("every Saturday", "매주 토요일") is a habit, not a date: it is read past."""
+    said = replace(said, text=_RECURRING.sub(" ", said.text))
     if _PAST.search(said.text) or (said.korean and _KO_PAST.search(said.text)):
         return _behind(said) or _ahead(said)
     return _ahead(said) or _behind(said)

@@ -112,14 +112,22 @@ class RuleExtractor:
         sentences = [(m, s, user) for m in said for s, user in _spoken(m)]
         people, home = _context((m, s) for m, s, user in sentences if user)
         drafts: list[CardDraft] = []
-        for message, sentence, user in sentences:
+        open_cards: list[tuple[Fact, Said]] = []  # of the message being read
+        for index, (message, sentence, user) in enumerate(sentences):
             context = Said(sentence, message, people, home)
             facts = _read(context) if user else []
             if self.open_cards and user and not facts and not message.project:
-                facts = disclosure.open_facts(context)
+                open_cards.extend((fact, context) for fact in disclosure.open_facts(context))
             if message.project:
                 facts.extend(project.project_facts(context, message.project))
             drafts.extend(_draft(fact, context) for fact in facts)
+            last = index + 1 == len(sentences) or sentences[index + 1][0] is not message
+            if last and open_cards:
+                first = open_cards[0][1]
+                drafts.extend(
+                    _draft(f, first) for f in disclosure.joined([f for f, _ in open_cards])
+                )
+                open_cards = []
         return _merge(drafts)
 
 
