@@ -352,6 +352,14 @@ def _parser() -> argparse.ArgumentParser:
         default="200,500,1000",
         help="comma-separated token budgets (default: 200,500,1000)",
     )
+    context_bench.add_argument(
+        "--locomo",
+        type=Path,
+        metavar="LOCOMO_JSON",
+        help="instead of the own suite: LoCoMo's questions whose answers occur literally in "
+        "their evidence turns, the answers' parts as key facts; --split by conversation "
+        "(dev: conv-26, conv-30, conv-43; test: every other)",
+    )
     truth.set_defaults(handler=_cmd_bench_truth)
     context_bench.set_defaults(handler=_cmd_bench_context)
 
@@ -997,9 +1005,43 @@ def _cmd_bench_context(args: argparse.Namespace) -> int:
     from madeleine.bench.keyfacts import parse_budgets, run_context
 
     budgets = parse_budgets(args.budgets)
+    if args.locomo is not None:
+        return _bench_locomo_context(args, budgets)
     return _run_suite(
         args, "context", "Key-fact recall of context()", partial(run_context, budgets=budgets)
     )
+
+
+def _bench_locomo_context(args: argparse.Namespace, budgets: tuple[int, ...]) -> int:
+    from madeleine.bench.locomo_context import load_dialogues, run_locomo_context, split_of
+    from madeleine.bench.scenarios import memory_options
+
+    if args.language not in (None, "en"):
+        raise ValueError("LoCoMo is English: --language ko does not apply to --locomo")
+    chosen = [
+        d
+        for d in load_dialogues(args.locomo)
+        if args.split == "all" or split_of(d.sample_id) == args.split
+    ]
+    totals = {
+        "index": (sum(len(m) for d in chosen for _, _, m in d.sessions), "turn"),
+        "questions": (sum(len(d.questions) for d in chosen), "q"),
+    }
+    with _progress_bars(totals) as progress:
+        result = run_locomo_context(
+            args.locomo,
+            split=args.split,
+            budgets=budgets,
+            data_dir=_suite_workdir(args.workdir),
+            memory_options=memory_options(args.embedder),
+            progress=progress,
+        )
+    print(
+        f"Key-fact recall of context() — LoCoMo questions, {args.locomo.name}, split {args.split}"
+    )
+    print(result.table())
+    print(result.summary())
+    return 0
 
 
 def _run_suite(args: argparse.Namespace, suite: str, title: str, run: Callable[..., Any]) -> int:
