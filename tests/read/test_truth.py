@@ -356,6 +356,9 @@ def test_context_marks_a_card_a_later_unrecognised_turn_contradicts(
         card = next(line for line in text.splitlines() if line.startswith("- The user lives"))
         assert "(outdated: said 2024-01-10; later: 2024-05-02)" in card
         assert "we left Chicago for good" in text
+        whole = memory.context("What do you know about me?", user_id="kim", now="2024-06-01")
+        home = next(line for line in whole.text.splitlines() if "lives in Chicago" in line)
+        assert "(outdated: said 2024-01-10; later: 2024-05-02)" in home
         _said(
             memory,
             "lee",

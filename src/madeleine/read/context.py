@@ -29,7 +29,15 @@ from madeleine.facts.cards import Card
 from madeleine.facts.rules.extractor import split_sentences
 from madeleine.facts.topics import SLOT_WORDS
 from madeleine.inputs import shown_number
-from madeleine.read.outdated import DAY, Line, is_assistant, outdated, particular, strong_change
+from madeleine.read.outdated import (
+    DAY,
+    Line,
+    is_assistant,
+    outdated,
+    outdated_note,
+    particular,
+    strong_change,
+)
 from madeleine.read.request import SearchRequest
 from madeleine.read.restore import Restorer
 from madeleine.read.stages import spoken_words
@@ -70,6 +78,7 @@ _ABOUT_USER = re.compile(
 STANDING_KEYS = ("identity.name", "health.allergy", "habit.instruction")
 PROFILE_FACTS = 12  # important facts offered to the profile section
 ABOUT_USER_FACTS = 60  # ... when the question asks about the user as a whole
+PROFILE_CHECKS = 12  # ... of which slot cards checked for a later turn that changed them
 DIGEST_ALLOWANCE = 20  # session digests read past (they are left out of the profile)
 DIGEST_PREFIX = "digest."
 ELLIPSIS = "…"
@@ -265,8 +274,7 @@ class ContextBuilder:
             packer.add_line(packer.alerts, ALERTS_TITLE, alert)
         about_user = bool(_ABOUT_USER.search(request.query))
         if about_user:  # "what do you know about me?": the whole current profile is the answer
-            for line in self._profile(request, packer.seen, limit=ABOUT_USER_FACTS):
-                packer.add_line(packer.profile, PROFILE_TITLE, line)
+            self._whole_profile(request, packer, terms, budget_tokens)
         for hit in _session_first(relevant):
             if hit.kind in FACT_KINDS:
                 if hit.id not in packer.seen:
@@ -316,30 +324,47 @@ class ContextBuilder:
         said a day or more later, in another session, that names the card's own words and
         announces a change joins the block, and ``_mark_outdated`` marks the card: no card
         is presented as current beside silence about what changed it."""
-        if self._later is None:
-            return
-        skip = self._skipped(terms)
         facts = [
             h
             for h in packer.items
             if h.kind == "fact" and not h.explain.get("fact", {}).get("valid_to")
         ][:LATER_FACTS]
         for fact in facts:
-            words = self._words(fact, skip)
-            if not words:
-                continue
-            found = self._later(request, " ".join(sorted(words)), fact.timestamp.timestamp() + DAY)
-            self._restorer.hits(request.user_id, found)
-            for turn in found:
-                if (
-                    turn.id not in packer.seen
-                    and turn.session_id != fact.session_id
-                    and not is_assistant(turn)
-                    and strong_change(turn.text)
-                    and words & self._words(turn, skip)
-                ):
-                    packer.add_turn(self._turn(turn, terms, budget_tokens))
-                    break
+            later = self._told_later(request, fact.text, fact.timestamp, fact.session_id, terms)
+            if later is not None:
+                packer.add_turn(self._turn(later, terms, budget_tokens))
+
+    def _told_later(
+        self,
+        request: SearchRequest,
+        statement: str,
+        since: datetime,
+        session_id: str,
+        terms: set[str],
+    ) -> Hit | None:
+        """The first user turn said a day or more after ``since`` (not in ``session_id``)
+        that names a word of ``statement`` and announces a change outright."""
+        if self._later is None:
+            return None
+        skip = self._skipped(terms)
+        words = self._statement_words(statement, skip)
+        if not words:
+            return None
+        found = self._later(request, " ".join(sorted(words)), since.timestamp() + DAY)
+        self._restorer.hits(request.user_id, found)
+        for turn in found:
+            if (
+                turn.session_id != session_id
+                and not is_assistant(turn)
+                and strong_change(turn.text)
+                and words & self._words(turn, skip)
+            ):
+                return turn
+        return None
+
+    def _statement_words(self, statement: str, skip: frozenset[str]) -> frozenset[str]:
+        found = self._analyzer.terms(statement)
+        return frozenset(w for w in found if len(w) > 1 and not w.isdigit()) - skip
 
     def _skipped(self, terms: set[str]) -> frozenset[str]:
         """Words that name no particular thing here: the query's, requests', times'."""
@@ -630,36 +655,55 @@ class ContextBuilder:
             self._slot_words[key] = known
         return known
 
-    def _profile(
-        self,
-        request: SearchRequest,
-        seen: set[str],
-        standing_only: bool = False,
-        limit: int = PROFILE_FACTS,
-    ) -> list[str]:
-        """The user's most important current facts, session digests left out (what
+    def _whole_profile(
+        self, request: SearchRequest, packer: _Packer, terms: set[str], budget_tokens: int
+    ) -> None:
+        """Every current card, most important first; a slot card a later turn contradicts
+        is marked, that turn joins the block (as for the facts of any other question)."""
+        cards = self._profile_cards(request, packer.seen, ABOUT_USER_FACTS)
+        checked = 0
+        for card in cards:
+            line = fact_line(card.statement, card.valid_from, card.valid_to)
+            if checked < PROFILE_CHECKS and card.valid_from and not card.key.startswith("note."):
+                checked += 1
+                later = self._told_later(request, card.statement, card.valid_from, "", terms)
+                if later is not None:
+                    line += outdated_note(later.timestamp, card.valid_from)
+                    packer.add_turn(self._turn(later, terms, budget_tokens))
+            packer.add_line(packer.profile, PROFILE_TITLE, line)
+
+    def _profile_cards(
+        self, request: SearchRequest, seen: set[str], limit: int, standing_only: bool = False
+    ) -> list[Card]:
+        """The user's most important current cards, session digests left out (what
         maintenance wrote about a session is no fact about the user); each one's id joins
-        ``seen``. ``standing_only``: only what holds whatever the question (pinned, stable or
-        very important: a name, an allergy), not the volatile facts a broad question would
-        want."""
+        ``seen``."""
         important = self._facts.facts(
             request.user_id,
             as_of=request.as_of,
             include_history=request.include_history,
             most_important=limit + len(seen) + DIGEST_ALLOWANCE,
         )
-        lines: list[str] = []
+        cards: list[Card] = []
         for stored in important:
-            if stored.card.id in seen or len(lines) >= limit:
-                continue
-            if stored.card.key.startswith(DIGEST_PREFIX):
+            if stored.card.id in seen or stored.card.key.startswith(DIGEST_PREFIX):
                 continue
             if standing_only and not _standing(stored.card):
                 continue
-            card = self._restorer.card(stored.card)
-            lines.append(fact_line(card.statement, card.valid_from, card.valid_to))
+            if len(cards) >= limit:
+                break
+            cards.append(self._restorer.card(stored.card))
             seen.add(stored.card.id)
-        return lines
+        return cards
+
+    def _profile(
+        self, request: SearchRequest, seen: set[str], standing_only: bool = False
+    ) -> list[str]:
+        """The user's most important facts as lines. ``standing_only``: only what holds
+        whatever the question (pinned, stable or very important: a name, an allergy), not the
+        volatile facts a broad question would want."""
+        cards = self._profile_cards(request, seen, PROFILE_FACTS, standing_only)
+        return [fact_line(c.statement, c.valid_from, c.valid_to) for c in cards]
 
     def _profile_only(self, request: SearchRequest, budget: int) -> Context | None:
         """No memory matched: the standing profile alone, if the user has one."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from itertools import pairwise
 
 from madeleine.records import Hit
@@ -92,7 +93,11 @@ def _vouched(anchor: Line) -> bool:
 
 
 def note(said: Hit, later: Hit) -> str:
-    return f" (outdated: said {said.timestamp:%Y-%m-%d}; later: {later.timestamp:%Y-%m-%d})"
+    return outdated_note(later.timestamp, said.timestamp)
+
+
+def outdated_note(later: datetime, said: datetime) -> str:
+    return f" (outdated: said {said:%Y-%m-%d}; later: {later:%Y-%m-%d})"
 
 
 def outdated(
