@@ -360,6 +360,15 @@ def _parser() -> argparse.ArgumentParser:
         "their evidence turns, the answers' parts as key facts; --split by conversation "
         "(dev: conv-26, conv-30, conv-43; test: every other)",
     )
+    truth.add_argument(
+        "--locomo",
+        nargs=2,
+        type=Path,
+        metavar=("LOCOMO_JSON", "OBSERVATIONS_JSON"),
+        help="instead of the own suite: changes drawn from LoCoMo's conversations (cases by "
+        "turn id, suites/locomo_truth.json); --split by conversation (dev: conv-26, conv-30, "
+        "conv-43; test: every other)",
+    )
     truth.set_defaults(handler=_cmd_bench_truth)
     context_bench.set_defaults(handler=_cmd_bench_context)
 
@@ -998,7 +1007,35 @@ def _suite_workdir(workdir: Path | None) -> Path | None:
 def _cmd_bench_truth(args: argparse.Namespace) -> int:
     from madeleine.bench.truth import run_truth
 
+    if args.locomo is not None:
+        return _bench_locomo_truth(args)
     return _run_suite(args, "truth", "Current truth first", run_truth)
+
+
+def _bench_locomo_truth(args: argparse.Namespace) -> int:
+    from madeleine.bench.locomo_context import split_of
+    from madeleine.bench.locomo_truth import load_cases, run_locomo_truth
+    from madeleine.bench.scenarios import memory_options
+
+    if args.language not in (None, "en"):
+        raise ValueError("LoCoMo is English: --language ko does not apply to --locomo")
+    cases = [
+        c for c in load_cases() if args.split == "all" or split_of(c.conversation) == args.split
+    ]
+    totals = {"index": (None, "turn"), "questions": (sum(len(c.questions) for c in cases), "q")}
+    with _progress_bars(totals) as progress:
+        result = run_locomo_truth(
+            *args.locomo,
+            split=args.split,
+            cases=cases,
+            memory_options=memory_options(args.embedder),
+            progress=progress,
+        )
+    print(f"Current truth first — LoCoMo changes, split {args.split}")
+    print(result.table())
+    if args.show_misses:
+        print("\nMisses:\n" + result.failures())
+    return 0
 
 
 def _cmd_bench_context(args: argparse.Namespace) -> int:

@@ -290,7 +290,7 @@ def test_suites_are_declared_as_package_data() -> None:
         f"{kind}_{language}.json"
         for kind in ("truth", "context", "distractors")
         for language in LANGUAGES
-    }
+    } | {"locomo_truth.json"}  # turn ids into LoCoMo, read at run time (bench truth --locomo)
 
 
 def test_context_scenarios_get_more_small_talk_than_truth_ones() -> None:
