@@ -40,6 +40,7 @@ class Question:
     text: str
     category: int
     evidence: frozenset[str]
+    answer: str | None = None  # the dataset's answer (category 5 has none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +106,7 @@ def load_locomo(path: Path) -> list[Conversation]:
                 text=str(qa["question"]),
                 category=int(qa["category"]),
                 evidence=parse_evidence(qa.get("evidence", [])),
+                answer=None if qa.get("answer") is None else str(qa["answer"]),
             )
             for qa in sample.get("qa", [])
             if qa.get("question")

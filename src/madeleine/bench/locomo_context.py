@@ -23,7 +23,6 @@ development file, and any conversation of another file): report it, never tune o
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from madeleine.api import Memory
-from madeleine.bench.locomo import parse_evidence
+from madeleine.bench.locomo import Conversation, load_locomo
 from madeleine.bench.scenarios import mean
 from madeleine.text.timeparse import parse_timestamp
 
@@ -104,46 +103,27 @@ def occurs(fact: str, text: str) -> bool:
 
 
 def load_dialogues(path: Path) -> list[LocomoDialogue]:
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a list of LoCoMo samples")
-    return [_dialogue(sample) for sample in data]
+    """The conversations as ``bench locomo`` reads them, with their kept questions."""
+    return [_dialogue(conversation) for conversation in load_locomo(path)]
 
 
-def _dialogue(sample: dict[str, Any]) -> LocomoDialogue:
-    convo = sample["conversation"]
-    numbers = sorted(
-        int(key.split("_")[1])
-        for key, value in convo.items()
-        if re.fullmatch(r"session_\d+", key) and isinstance(value, list)
-    )
-    sessions = []
-    said: dict[str, str] = {}
-    for number in numbers:
-        key = f"session_{number}"
-        messages = []
-        for turn in convo[key]:
-            content = str(turn.get("text", "")).strip()
-            if not content:
-                continue
-            said[str(turn["dia_id"])] = content
-            messages.append(
-                {"role": "user", "name": turn["speaker"], "content": content, "id": turn["dia_id"]}
-            )
-        sessions.append((key, str(convo.get(f"{key}_date_time", "")), tuple(messages)))
+def _dialogue(conversation: Conversation) -> LocomoDialogue:
+    said = {str(m["id"]): str(m["content"]) for _, _, ms in conversation.sessions for m in ms}
     questions = []
     skipped = 0
-    for qa in sample.get("qa", []):
-        category = int(qa.get("category", 0))
-        if category not in CATEGORIES or not qa.get("question") or "answer" not in qa:
+    for question in conversation.questions:
+        if question.category not in CATEGORIES or question.answer is None:
             continue
-        facts = key_facts(str(qa["answer"]))
-        evidence = " ".join(said.get(d, "") for d in parse_evidence(qa.get("evidence", [])))
+        facts = key_facts(question.answer)
+        evidence = " ".join(said.get(d, "") for d in question.evidence)
         if not facts or not all(occurs(f, evidence) for f in facts):
             skipped += 1
             continue
-        questions.append(AnswerQuestion(sample["sample_id"], str(qa["question"]), category, facts))
-    return LocomoDialogue(sample["sample_id"], tuple(sessions), tuple(questions), skipped)
+        questions.append(
+            AnswerQuestion(conversation.sample_id, question.text, question.category, facts)
+        )
+    sessions = tuple((key, date, tuple(ms)) for key, date, ms in conversation.sessions)
+    return LocomoDialogue(conversation.sample_id, sessions, tuple(questions), skipped)
 
 
 @dataclass(frozen=True, slots=True)

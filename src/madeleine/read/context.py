@@ -371,8 +371,7 @@ class ContextBuilder:
         return frozenset(terms | self._request_words() | _GENERIC_WORDS | self._when_words())
 
     def _words(self, hit: Hit, skip: frozenset[str]) -> frozenset[str]:
-        found = self._analyzer.terms(spoken_words(hit.text, hit.speaker))
-        return frozenset(w for w in found if len(w) > 1 and not w.isdigit()) - skip
+        return self._statement_words(spoken_words(hit.text, hit.speaker), skip)
 
     def _mark_outdated(self, packer: _Packer, hits: Sequence[Hit], terms: set[str]) -> None:
         """Mark the turns and facts of the block that a later turn of it changed (see
