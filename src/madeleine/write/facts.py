@@ -42,6 +42,7 @@ from madeleine.write.resolve import Decision, Resolver
 
 log = logging.getLogger(__name__)
 
+_NO_VECTORS = np.zeros((0, 0), dtype=np.float32)  # a window's until its statements are embedded
 _MAX_JUDGED_PAIRS = 48  # pairs in one contradiction-check call (one call per window)
 
 
@@ -99,7 +100,8 @@ class FactPipeline:
         self.judge = judge
 
     def prepare(self, events: Sequence[StoredEvent]) -> PreparedFacts:
-        """Extract per session window and embed the statements (no lock held)."""
+        """Extract per session window, then embed every window's statements in one call (the
+        embedder's workers share one long batch better than many short ones); no lock held."""
         by_session: dict[tuple[str, str], list[StoredEvent]] = defaultdict(list)
         for event in events:
             by_session[(event.user_id, event.session_id)].append(event)
@@ -120,20 +122,29 @@ class FactPipeline:
                     corrects.append(target)
                 if not drafts and error is None:
                     continue
-                vectors = (
-                    self._embedder.embed_passages([d.statement for d in drafts])
-                    if drafts
-                    else np.zeros((0, self._embedder.dim), dtype=np.float32)
+                prepared.windows.append(
+                    _Window(user_id, drafts, _NO_VECTORS, [], used, error, corrects=corrects)
                 )
-                if self._slot_classifier is not None and drafts:
-                    drafts = self._slot_classifier.assign(drafts, vectors)
-                terms = [" ".join(self._analyzer.terms(_lexical_text(d))) for d in drafts]
-                window_facts = _Window(
-                    user_id, drafts, vectors, terms, used, error, corrects=corrects
+        statements = [d.statement for w in prepared.windows for d in w.drafts]
+        vectors = (
+            self._embedder.embed_passages(statements)
+            if statements
+            else np.zeros((0, self._embedder.dim), dtype=np.float32)
+        )
+        start = 0
+        for window_facts in prepared.windows:
+            end = start + len(window_facts.drafts)
+            window_facts.vectors = vectors[start:end]
+            start = end
+            if self._slot_classifier is not None and window_facts.drafts:
+                window_facts.drafts = self._slot_classifier.assign(
+                    window_facts.drafts, window_facts.vectors
                 )
-                if self.judge is not None and drafts:
-                    self._judge(window_facts)
-                prepared.windows.append(window_facts)
+            window_facts.terms = [
+                " ".join(self._analyzer.terms(_lexical_text(d))) for d in window_facts.drafts
+            ]
+            if self.judge is not None and window_facts.drafts:
+                self._judge(window_facts)
         return prepared
 
     def _corrections(
