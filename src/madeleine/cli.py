@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tqdm import tqdm
 
@@ -1031,11 +1031,9 @@ def _bench_locomo_truth(args: argparse.Namespace) -> int:
             memory_options=memory_options(args.embedder),
             progress=progress,
         )
-    print(f"Current truth first — LoCoMo changes, split {args.split}")
-    print(result.table())
-    if args.show_misses:
-        print("\nMisses:\n" + result.failures())
-    return 0
+    return _print_suite_result(
+        f"Current truth first — LoCoMo changes, split {args.split}", result, args.show_misses
+    )
 
 
 def _cmd_bench_context(args: argparse.Namespace) -> int:
@@ -1098,9 +1096,22 @@ def _run_suite(args: argparse.Namespace, suite: str, title: str, run: Callable[.
             memory_kwargs=memory_options(args.embedder),
             progress=progress,
         )
-    print(f"{title} — {suite} suite, split {args.split}")
+    return _print_suite_result(
+        f"{title} — {suite} suite, split {args.split}", result, args.show_misses
+    )
+
+
+class _SuiteResult(Protocol):
+    def table(self) -> str: ...
+
+    def failures(self) -> str: ...
+
+
+def _print_suite_result(heading: str, result: _SuiteResult, show_misses: bool) -> int:
+    """A suite's table, and its misses when asked: what every `bench` suite command prints."""
+    print(heading)
     print(result.table())
-    if args.show_misses:
+    if show_misses:
         print("\nMisses:\n" + result.failures())
     return 0
 

