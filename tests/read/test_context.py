@@ -6,6 +6,7 @@ from pathlib import Path
 
 from madeleine import Memory
 from madeleine.embed.base import Embedder
+from madeleine.read.context import PROFILE_TITLE
 
 
 def test_the_context_keeps_unrelated_turns_out(tmp_path: Path, embedder: Embedder) -> None:
@@ -29,8 +30,11 @@ def test_the_context_keeps_unrelated_turns_out(tmp_path: Path, embedder: Embedde
             "continue work on the payments-api auth bug", user_id="u", budget_tokens=300
         )
         assert "clock skew" in context.text
-        for filler in ("physio", "sourdough", "sister"):
+        for filler in ("physio", "sourdough"):  # nothing specific, nothing asked about
             assert filler not in context.text
+        # a specific (a month) may fill budget the evidence left, never ahead of it
+        if "sister" in context.text:
+            assert context.text.index("clock skew") < context.text.index("sister")
 
 
 def test_the_profile_holds_standing_facts_unless_asked_broadly(
@@ -51,7 +55,9 @@ def test_the_profile_holds_standing_facts_unless_asked_broadly(
         narrow = memory.context("how is my sourdough starter?", user_id="u", budget_tokens=500)
         assert "sourdough" in narrow.text
         assert "penicillin" in narrow.text  # stable and important: always worth knowing
-        assert "Denver" not in narrow.text and "Acme" not in narrow.text
+        profile = narrow.text.partition(PROFILE_TITLE)[2].partition("###")[0]
+        assert "penicillin" in profile
+        assert "Denver" not in profile and "Acme" not in profile
         broad = memory.context("what do you know about me?", user_id="u", budget_tokens=1000)
         assert "Denver" in broad.text and "penicillin" in broad.text
 
@@ -84,7 +90,12 @@ def test_a_short_answer_brings_the_question_it_answers(tmp_path: Path, embedder:
         context = memory.context("matte green", user_id="u", budget_tokens=300)
         assert "The matte green one." in context.text
         assert "Which colour do you want for the new bike?" in context.text
-        assert context.window and "sister" not in context.text
+        assert context.window
+        # an unrelated aside may only fill what is left, as evidence, after the answer
+        if "sister" in context.text:
+            assert context.text.index("matte green") < context.text.index("sister")
+            (aside,) = [h for h in context.window if "sister" in h.text]
+            assert "evidence" in aside.explain
 
 
 def _sessions(memory: Memory, user: str, *sessions: tuple[str, str, list[str]]) -> None:
@@ -238,3 +249,58 @@ def test_what_do_you_know_about_me_is_the_whole_current_profile(
             if not fact.key.startswith("digest."):
                 assert fact.statement in profile
         assert "lives in Chicago" not in profile and "Session" not in profile
+
+
+def test_a_breakdown_gets_every_amount_and_no_pleasantries(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """Issue 32: the relevance floor cut the evidence a list question asks for in full,
+    while "Perfect." and "Anything else?" took the budget."""
+    filler = ["Perfect.", "Wonderful, thank you!", "Is there anything else I can help with?"]
+    wedding = [
+        "I'd like to book the venue for our wedding.",
+        *filler,
+        "The first installment is $5,000, due at signing.",
+        *filler,
+        "The second installment of $18,400 is due August 31, 2025.",
+        *filler,
+        "The final payment is $22,950, due two weeks before the date.",
+        *filler,
+    ]
+    trip = [
+        "We're planning the honeymoon in Lisbon in October.",
+        *filler,
+        "My passport number is 487223901 and it expires February 18th, 2025.",
+        *filler,
+    ]
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        for session, when, texts in (
+            ("venue", "2024-05-02", wedding),
+            ("trip", "2024-06-10", trip),
+        ):
+            memory.add(
+                [
+                    {"role": "user" if n % 2 == 0 else "assistant", "content": t}
+                    for n, t in enumerate(texts)
+                ],
+                user_id="u",
+                session_id=session,
+                timestamp=when,
+            )
+        assert memory.wait(timeout=120)
+        context = memory.context(
+            "What are the three payment installments for my wedding?",
+            user_id="u",
+            budget_tokens=160,
+        )
+        for amount in ("$5,000", "$18,400", "August 31, 2025", "$22,950"):
+            assert amount in context.text
+        for pleasantry in ("Wonderful, thank you", "anything else I can help"):
+            assert pleasantry not in context.text
+        assert context.tokens <= 160
+        # what else the user's sessions hold comes with what it is, budget permitting
+        wider = memory.context(
+            "Anything I should take care of before the wedding?", user_id="u", budget_tokens=300
+        )
+        assert "February 18th, 2025" in wider.text and "passport" in wider.text
+        assert "Wonderful, thank you" not in wider.text

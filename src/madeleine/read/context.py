@@ -1,8 +1,8 @@
 """Context assembly: what ``Memory.context`` hands an agent, within the caller's token budget.
 
-The block carries the answer first and little else:
-- **Relevance floor.** Hits far below the best one (a share of its score) stay out, however
-  much budget is left: filler costs the agent attention. The best hit is always in.
+The block carries the answer first, then what the question needs beside it, never filler:
+- **Relevance floor.** Hits far below the best one (a share of its score) stay out of the
+  ranked turns, however much budget is left. The best hit is always in.
 - **Nothing dropped for being long.** A passage longer than its share of the budget is cut
   to the sentences that match the query (with "…" where text was left out).
 - **Facts that bear on the query**, and the memory checks (alerts) about them, lead; facts
@@ -15,6 +15,13 @@ The block carries the answer first and little else:
   hit, turns in the order they were said; one turn per session first, so that a second
   session's evidence is not crowded out by the first one's third turn. Each hit's
   neighbouring turns (its window) follow while budget remains.
+- **Evidence.** After the two best turns, turns in score order stop at ``RANKED_SHARE`` of
+  the budget; the rest goes to evidence sentences (``read.evidence``): from the hits and the
+  turns around each session's best hit, the sentences that bring an amount, a date, a name
+  or an identifier the block lacks, or the question's own rare words, best value per word
+  first, a bare answer with the question it answers. A question asking for every item of
+  a list, a schedule or a breakdown gets them, where whole turns of pleasantries would
+  have taken the budget.
 - **Cheap labels**; a budget too small for any label gets the best evidence alone.
 """
 
@@ -24,11 +31,21 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
+from itertools import pairwise
 
 from madeleine.facts.cards import Card
 from madeleine.facts.rules.extractor import split_sentences
 from madeleine.facts.topics import SLOT_WORDS
 from madeleine.inputs import shown_number
+from madeleine.read.evidence import (
+    Pool,
+    choose,
+    formulaic_words,
+    numeric_share,
+    spans_of,
+    specifics,
+)
 from madeleine.read.outdated import (
     DAY,
     Line,
@@ -83,6 +100,18 @@ DIGEST_ALLOWANCE = 20  # session digests read past (they are left out of the pro
 DIGEST_PREFIX = "digest."
 ELLIPSIS = "…"
 LINKED_FACTS = 5  # linked facts at most
+EVIDENCE_MIN_LEFT = 8  # budget left below which no evidence sentence is looked for
+EVIDENCE_SESSIONS = 6  # sessions whose turns around their best hit feed the evidence pool
+EVIDENCE_RADIUS = 80  # turns on each side of a session's best hit
+# the hits in score order take at most this share of the budget; evidence sentences the rest
+UNCAPPED_TURNS = 2  # the best turns in score order always get their place
+# ... the turns after them stop at a share of the budget (``ranked_share``) or at RANKED_MIN
+# tokens, whichever is more: the rest goes to evidence sentences
+RANKED_SHARE = 0.3  # the share when the user's sessions are dense with numbers
+NUMERIC_DENSE = 0.1  # ... dense: this share of their sentences holds a number, a date, a code
+RANKED_MIN = 150
+SENTENCE_TERMS = 16384  # sentences whose analyzed words a builder remembers
+NEIGHBOUR_RELEVANCE = 0.5  # a turn near a session's best hit: this share of its relevance
 # analyzed words too common to name what a query acts on
 _GENERIC_WORDS = frozenset({"go", "plan", "book", "use", "new", "get", "main", "make"})
 # words of the request itself, not of what it is about: a turn sharing only these with the
@@ -143,9 +172,10 @@ class _Turn:
     hit: Hit
     text: str  # as packed: whole, or cut to the sentences that match
     note: str = ""  # "(outdated since …)"
+    evidence: bool = False  # evidence sentences: runs of them share one line
 
     def line(self) -> str:
-        return f"- {self.text}{self.note}\n"
+        return f"{self.text}{self.note} " if self.evidence else f"- {self.text}{self.note}\n"
 
 
 @dataclass(slots=True)
@@ -161,6 +191,7 @@ class _Packer:
     seen: set[str] = field(default_factory=set)
     items: list[Hit] = field(default_factory=list)
     window: list[Hit] = field(default_factory=list)
+    turn_cap: int | None = None  # turns stop at this many tokens used (the rest: evidence)
 
     def left(self) -> int:
         return self.budget - self.used
@@ -181,7 +212,8 @@ class _Packer:
         cost = self.count(turn.line())
         if hit.session_id not in self.sections:
             cost += self.count(format_section(hit))
-        if self.used + cost > self.budget:
+        limit = self.budget if self.turn_cap is None else min(self.budget, self.turn_cap)
+        if self.used + cost > limit:
             return False
         self.sections.setdefault(hit.session_id, []).append(turn)
         self.seen.add(hit.id)
@@ -203,7 +235,17 @@ class _Packer:
         for turns in self.sections.values():
             ordered = sorted(turns, key=lambda t: (t.hit.timestamp, _number(t.hit.id)))
             parts.append(format_section(ordered[0].hit))
-            parts.extend(t.line() for t in ordered)
+            run: list[str] = []
+            for turn in ordered:
+                if turn.evidence:
+                    run.append(f"{turn.text}{turn.note}")
+                    continue
+                if run:
+                    parts.append(f"- {' '.join(run)}\n")
+                    run = []
+                parts.append(turn.line())
+            if run:
+                parts.append(f"- {' '.join(run)}\n")
         return "".join(parts)
 
     def drop_last(self) -> bool:
@@ -225,6 +267,23 @@ class _Packer:
                 group.pop()
                 return True
         return False
+
+
+@dataclass(slots=True)
+class _Gathered:
+    pool: Pool = field(default_factory=Pool)
+    before: dict[str, Hit] = field(default_factory=dict)  # turn id -> the turn said before it
+    common: frozenset[str] = frozenset()  # words every session of the pool says
+    numeric: float = 0.0  # share of the pool's sentences holding a number, date or code
+
+
+def ranked_share(numeric: float) -> float:
+    """How much of the budget turns in score order may take: all of it for casual chat
+    (no numbers: the best turns are the answer), down to ``RANKED_SHARE`` for sessions dense
+    with amounts, dates and account numbers, where what the question needs is spread over
+    many short sentences that evidence packing gathers better."""
+    dense = min(1.0, numeric / NUMERIC_DENSE)
+    return 1.0 - (1.0 - RANKED_SHARE) * dense
 
 
 def _number(memory_id: str) -> int:
@@ -252,6 +311,9 @@ class ContextBuilder:
         self._count = count
         self._analyzer = analyzer
         self._slot_words: dict[str, frozenset[str]] = {}
+        # the words of each sentence evidence packing reads: the same turns feed every
+        # question about a user, and stemming them again is most of the packing's time
+        self._sentence_terms = lru_cache(maxsize=SENTENCE_TERMS)(self._frozen_terms)
 
     def build(
         self, request: SearchRequest, hits: Sequence[Hit], budget_tokens: int, window: int
@@ -263,8 +325,8 @@ class ContextBuilder:
         asked = hits[0].explain.get("query", {}).get("rewritten") or request.query
         terms = set(self._analyzer.terms(str(asked)))  # "Alex" asked of Alex's memory: "I"
         terms -= self._request_words()
-        relevant = self._relevant(hits, terms)
         rare = self._rare_words(hits, terms | self._reach(terms))
+        relevant = self._relevant(hits, terms)
         packer = _Packer(budget_tokens, self._count, self._count(HEADER))
         if packer.used >= budget_tokens or not self._fits_best(packer, relevant[0], terms):
             return self._bare(relevant[0], terms, budget_tokens)
@@ -275,14 +337,21 @@ class ContextBuilder:
         about_user = bool(_ABOUT_USER.search(request.query))
         if about_user:  # "what do you know about me?": the whole current profile is the answer
             self._whole_profile(request, packer, terms, budget_tokens)
+        gathered = self._gather(request, hits) if window else None
+        placed = 0
         for hit in _session_first(relevant):
             if hit.kind in FACT_KINDS:
                 if hit.id not in packer.seen:
                     packer.seen.add(hit.id)
                     if packer.add_line(packer.facts, FACTS_TITLE, fact_line_of(hit)):
                         packer.items.append(hit)
-            else:
-                packer.add_turn(self._turn(hit, terms, budget_tokens))
+            elif (hit is relevant[0] or not self._filler(hit, gathered)) and packer.add_turn(
+                self._turn(hit, terms, budget_tokens)
+            ):
+                placed += 1
+                if placed == UNCAPPED_TURNS and gathered is not None:  # the rest shares a cap
+                    share = ranked_share(gathered.numeric)
+                    packer.turn_cap = max(int(budget_tokens * share), RANKED_MIN)
         self._later_tellings(request, packer, terms, budget_tokens)
         for line in self._linked(request, fact_hits, packer.seen, terms):
             packer.add_line(packer.linked, LINKED_TITLE, line)
@@ -293,9 +362,12 @@ class ContextBuilder:
                 self._restorer.hits(user_id, neighbours)
             for hit in packed_turns:
                 for near in found.get(hit.id, []):
-                    if self._explains(hit, near, terms):
+                    if self._explains(hit, near, terms) and not self._filler(near, gathered):
                         packer.add_turn(self._turn(near, terms, budget_tokens), window=True)
-        self._fill(request, packer, hits, rare, terms, budget_tokens, window)
+        self._fill(request, packer, hits, rare, terms, budget_tokens, window, gathered)
+        packer.turn_cap = None
+        if gathered is not None:  # window 0: the hits alone, no neighbours, no evidence
+            self._evidence(packer, gathered, hits, self._pointed(terms, rare))
         profile_limit = packer.used + int(budget_tokens * PROFILE_SHARE)
         broad = bool(hits[0].explain.get("query", {}).get("broad"))
         for line in [] if about_user else self._profile(request, packer.seen, not broad):
@@ -494,6 +566,7 @@ class ContextBuilder:
         terms: set[str],
         budget: int,
         window: int,
+        gathered: _Gathered | None = None,
     ) -> None:
         """The graded floor: the budget left goes, in score order, to hits down to
         ``FILL_FLOOR`` of the best that name a rare word of the query or of what it acts
@@ -508,6 +581,7 @@ class ContextBuilder:
             and h.score > 0
             and h.score >= floor
             and not rare.isdisjoint(self._analyzer.terms(h.text))
+            and not self._filler(h, gathered)
         ]
         if not chosen:
             return
@@ -529,6 +603,87 @@ class ContextBuilder:
                 if self._explains(hit, near, terms):
                     packer.add_turn(self._turn(near, terms, budget), window=True)
 
+    def _frozen_terms(self, text: str) -> frozenset[str]:
+        return frozenset(self._analyzer.terms(text))
+
+    def _gather(self, request: SearchRequest, hits: Sequence[Hit]) -> _Gathered:
+        """The evidence pool: the turn hits and the turns around each session's best hit
+        (``EVIDENCE_RADIUS`` on each side, ``EVIDENCE_SESSIONS`` sessions), each with its
+        relevance, the turn said before each, and the pool's formulaic words."""
+        gathered = _Gathered()
+        best = max(hits[0].score, 1e-9)
+        turn_hits = [h for h in hits if h.kind not in FACT_KINDS and h.score > 0]
+        session_best: dict[str, Hit] = {}
+        for hit in turn_hits:
+            session_best.setdefault(hit.session_id, hit)
+        pooled: set[str] = set()
+        for hit in turn_hits:
+            if hit.id not in pooled:
+                pooled.add(hit.id)
+                gathered.pool.add(hit, hit.score / best)
+        anchors = list(session_best.values())[:EVIDENCE_SESSIONS]
+        around = self._neighbours(request.user_id, anchors, EVIDENCE_RADIUS) if anchors else {}
+        order: dict[str, list[Hit]] = {}
+        for anchor in anchors:
+            near_hits = around.get(anchor.id, [])
+            self._restorer.hits(request.user_id, near_hits)
+            share = NEIGHBOUR_RELEVANCE * anchor.score / best
+            for near in near_hits:
+                order.setdefault(near.session_id, []).append(near)
+                if near.id not in pooled:
+                    pooled.add(near.id)
+                    gathered.pool.add(near, share)
+            order.setdefault(anchor.session_id, []).append(anchor)
+        for turns in order.values():
+            turns.sort(key=lambda h: (h.timestamp, _number(h.id)))
+            for earlier, later in pairwise(turns):
+                gathered.before[later.id] = earlier
+        gathered.common = formulaic_words(gathered.pool.hits, self._sentence_terms)
+        gathered.numeric = numeric_share(gathered.pool.hits)
+        return gathered
+
+    def _filler(self, hit: Hit, gathered: _Gathered | None) -> bool:
+        """A turn with nothing specific whose every word the user's sessions all say
+        ("Is there anything else I can help with?", "Wonderful, thank you!")."""
+        if gathered is None or not gathered.common or hit.kind in FACT_KINDS:
+            return False
+        said = spoken_words(hit.text, hit.speaker)
+        return not specifics(said) and self._sentence_terms(said) <= gathered.common
+
+    def _evidence(
+        self, packer: _Packer, gathered: _Gathered, hits: Sequence[Hit], terms: set[str]
+    ) -> None:
+        """The budget left goes to evidence sentences (``read.evidence``): from the pool not
+        packed yet, the sentences that bring a specific the block lacks (an amount, a date, a
+        name, an identifier) or the question's words, best value per word first. Never
+        filler, so budget may stay unused."""
+        left = packer.left()
+        if left < EVIDENCE_MIN_LEFT or not gathered.pool.hits:
+            return
+        pool = Pool()
+        for hit, relevance in zip(gathered.pool.hits, gathered.pool.relevance, strict=True):
+            if hit.id not in packer.seen:
+                pool.add(hit, relevance)
+        before = gathered.before
+        covered = spans_of(
+            [*packer.facts, *packer.alerts, *packer.linked]
+            + [t.text for section in packer.sections.values() for t in section]
+        )
+        chosen = choose(
+            pool,
+            terms,
+            self._sentence_terms,
+            covered,
+            left,
+            self._count,
+            (self._count("assistant: "), self._count(format_section(hits[0]))),
+            set(packer.sections),
+            lambda hit: before.get(hit.id),
+        )
+        for evidence in chosen:
+            evidence.hit.explain["evidence"] = round(evidence.value, 4)
+            packer.add_turn(_Turn(evidence.hit, evidence.text, evidence=True), window=True)
+
     def _shares_words(self, hit: Hit, terms: set[str]) -> bool:
         return bool(terms) and not terms.isdisjoint(self._analyzer.terms(hit.text))
 
@@ -542,10 +697,18 @@ class ContextBuilder:
             before
             and (
                 len(spoken_words(hit.text, hit.speaker).split()) <= SHORT_TURN_WORDS
-                or near.text.rstrip().endswith("?")
+                or (near.text.rstrip().endswith("?") and self._asks_about(near, hit))
                 or (is_assistant(hit) and not is_assistant(near))
             )
         ) or self._shares_words(near, terms)
+
+    def _asks_about(self, question: Hit, hit: Hit) -> bool:
+        """Whether a question is the one ``hit`` answers rather than a pleasantry ("Anything
+        else I can help with?"): it names something specific or a word the hit says."""
+        skip = self._request_words()
+        asked = set(self._analyzer.terms(spoken_words(question.text, question.speaker))) - skip
+        said = set(self._analyzer.terms(spoken_words(hit.text, hit.speaker)))
+        return bool(asked & said) or bool(specifics(question.text))
 
     def _fits_best(self, packer: _Packer, best: Hit, terms: set[str]) -> bool:
         """Whether the best hit fits beside the header (cut if need be)."""
@@ -564,6 +727,11 @@ class ContextBuilder:
         if not cut:
             return Context(text="", items=[], tokens=0, budget_tokens=budget)
         return Context(text=cut, items=[best], tokens=self._count(cut), budget_tokens=budget)
+
+    def _pointed(self, terms: set[str], rare: set[str]) -> set[str]:
+        """The query words that point at something: its rare ones when it has any (a word in
+        every other turn, "market" asked of a portfolio review, makes no sentence evidence)."""
+        return (rare & terms) or terms
 
     def _turn(self, hit: Hit, terms: set[str], budget: int) -> _Turn:
         note = _outdated_note(hit)

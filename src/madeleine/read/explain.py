@@ -83,6 +83,7 @@ class Explain(TypedDict, total=False):
     fact_weight: float
     digest_weight: float  # a session digest's score share
     window_of: str
+    evidence: float  # brought by the context's evidence packing: its sentences' value
     open_card: dict[str, Any]  # the open card of this turn, folded into it (id, statement)
     # knowledge-base hits
     route: dict[str, Any]  # the collection's affinity to the query and the factor it gave
