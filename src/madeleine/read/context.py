@@ -15,11 +15,13 @@ The block carries the answer first, then what the question needs beside it, neve
   hit, turns in the order they were said; one turn per session first, so that a second
   session's evidence is not crowded out by the first one's third turn. Each hit's
   neighbouring turns (its window) follow while budget remains.
-- **Evidence.** After the two best turns, turns in score order stop at ``RANKED_SHARE`` of
-  the budget; the rest goes to evidence sentences (``read.evidence``): from the hits and the
-  turns around each session's best hit, the sentences that bring an amount, a date, a name
-  or an identifier the block lacks, or the question's own rare words, best value per word
-  first, a bare answer with the question it answers. A question asking for every item of
+- **Evidence.** After the two best turns, turns in score order stop at a share of the
+  budget (``ranked_share``: all of it for casual chat, ``RANKED_SHARE`` for sessions dense
+  with numbers, never below ``RANKED_MIN`` tokens); the rest goes to evidence sentences
+  (``read.evidence``): from the hits and the turns around each session's best hit, the
+  sentences that bring an amount, a date, a name or an identifier the block lacks, or the
+  question's own rare words, best value per word first, a bare answer with the question it
+  answers. A question asking for every item of
   a list, a schedule or a breakdown gets them, where whole turns of pleasantries would
   have taken the budget.
 - **Cheap labels**; a budget too small for any label gets the best evidence alone.
@@ -103,7 +105,6 @@ LINKED_FACTS = 5  # linked facts at most
 EVIDENCE_MIN_LEFT = 8  # budget left below which no evidence sentence is looked for
 EVIDENCE_SESSIONS = 6  # sessions whose turns around their best hit feed the evidence pool
 EVIDENCE_RADIUS = 80  # turns on each side of a session's best hit
-# the hits in score order take at most this share of the budget; evidence sentences the rest
 UNCAPPED_TURNS = 2  # the best turns in score order always get their place
 # ... the turns after them stop at a share of the budget (``ranked_share``) or at RANKED_MIN
 # tokens, whichever is more: the rest goes to evidence sentences
@@ -325,8 +326,8 @@ class ContextBuilder:
         asked = hits[0].explain.get("query", {}).get("rewritten") or request.query
         terms = set(self._analyzer.terms(str(asked)))  # "Alex" asked of Alex's memory: "I"
         terms -= self._request_words()
-        rare = self._rare_words(hits, terms | self._reach(terms))
         relevant = self._relevant(hits, terms)
+        rare = self._rare_words(hits, terms | self._reach(terms))
         packer = _Packer(budget_tokens, self._count, self._count(HEADER))
         if packer.used >= budget_tokens or not self._fits_best(packer, relevant[0], terms):
             return self._bare(relevant[0], terms, budget_tokens)

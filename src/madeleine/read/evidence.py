@@ -10,8 +10,9 @@ anything else?". Whole turns spend a context budget on the second kind; this mod
 - A sentence is **evidence** when it brings a specific the context does not hold yet or
   shares a word with the question; anything else (acknowledgements, pleasantries, "What do
   you mean?") is filler and never takes budget, however relevant its turn.
-- Value per word: (turn relevance + question words) × (new specifics + question words),
-  over the sentence's length: a short sentence with three amounts beats a long one with one.
+- Value per word: (1 + turn relevance + question words) × (new specifics + 2 × question
+  words) over the square root of the sentence's length: a short sentence with three
+  amounts beats a long one with one.
   Sentences are taken greedily by value; a sentence whose specifics are all already in the
   context adds nothing and is skipped (the assistant reading back what the user said).
 - A bare answer ("March 15th, 1985.") keeps the question it answers as its label when the
@@ -48,7 +49,6 @@ PARSED_TURNS = 8192  # turns whose sentences and spans are remembered
 FORMULAIC_SESSIONS = 2  # sessions needed to call a word formulaic (said in every one)
 LABEL_MAX_WORDS = 4  # a label ends the question: "(…your date of birth?)" → "(date of birth?)"
 LABEL_WORDS = 2  # a sentence with fewer words of its own besides its specifics is a bare answer
-SENTENCE_OVERHEAD = 0  # "…" marks a gap inside a word, at no word's cost
 _SMALL_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"i", "i'm", "i'll", "i've", "i'd", "ok", "okay"}
 
 
@@ -128,7 +128,8 @@ class Sentence:
     label: str = ""  # the question a bare answer replies to
 
     def cost(self, count: Callable[[str], int]) -> int:
-        return count(f"{self.label} {self.text}" if self.label else self.text) + SENTENCE_OVERHEAD
+        # "…" marks a gap inside a word, at no word's cost
+        return count(f"{self.label} {self.text}" if self.label else self.text)
 
 
 @dataclass(slots=True)
@@ -250,7 +251,7 @@ def _bare(text: str, spans: frozenset[str]) -> bool:
 
 def _question_of(hit: Hit) -> str:
     """The last question the turn asks, as a label ("date of birth?"), or nothing."""
-    for sentence in reversed(split_sentences(spoken_words(hit.text, hit.speaker))):
+    for sentence, _ in reversed(parsed(spoken_words(hit.text, hit.speaker))):
         if sentence.rstrip().endswith("?"):
             words = sentence.split()[-LABEL_MAX_WORDS:]
             while len(words) > 1 and _EDGE.sub("", words[0]).casefold() in _SMALL_WORDS:
@@ -280,8 +281,8 @@ def spans_of(texts: Iterable[str]) -> set[str]:
     """The keys of every specific span the texts hold: what the context says already."""
     found: set[str] = set()
     for text in texts:
-        for sentence in split_sentences(text) or [text]:
-            cover(specifics(sentence), found)
+        for _, spans in parsed(text):
+            cover(spans, found)
     return found
 
 
