@@ -45,7 +45,7 @@ from madeleine.kb.records import CollectionInfo, KBHit, Principal
 from madeleine.kb.search import KBRequest, validate_channels
 from madeleine.lifecycle_api import LifecycleMethods
 from madeleine.maintain.items import DIGEST_KEY
-from madeleine.read.context import validate_budget
+from madeleine.read.context import EVIDENCE_SESSIONS, validate_budget
 from madeleine.read.request import (
     SearchRequest,
     TimeBound,
@@ -245,6 +245,8 @@ class Memory(LifecycleMethods, AuditMethods):
         request = self._request(
             query, user_id, limit, channels, time_range, stages, now, as_of, include_history
         )
+        if window:  # the evidence pool reaches the sessions the hits miss
+            request = replace(request, session_anchors=EVIDENCE_SESSIONS)
         hits = self._search(engine, request)
         kb_hits: list[KBHit] = []
         if kb and engine.knowledge.index().size:
@@ -270,8 +272,9 @@ class Memory(LifecycleMethods, AuditMethods):
                 context.text = f"{context.text}\n\n{text}" if context.text else text
                 context.tokens = engine.tokens(context.text)
                 context.kb_items = packed
+        ranked = [hit for hit in hits if not hit.explain.get("session_anchor")]
         context.clarify = find_clarifications(
-            request.query, request.user_id, engine.store.facts, hits, engine.analyzer
+            request.query, request.user_id, engine.store.facts, ranked, engine.analyzer
         )
         # what reached the agent is reinforced, by the worker, off this request's path
         engine.lifecycle.recalled(request.user_id, [i.id for i in context.items], request.now)

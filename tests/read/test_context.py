@@ -304,3 +304,54 @@ def test_a_breakdown_gets_every_amount_and_no_pleasantries(
         )
         assert "February 18th, 2025" in wider.text and "passport" in wider.text
         assert "Wonderful, thank you" not in wider.text
+
+
+def _calls(memory: Memory, user: str, sessions: list[tuple[str, str, list[str]]]) -> None:
+    for session, when, texts in sessions:
+        memory.add(
+            [
+                {"role": "user" if n % 2 == 0 else "assistant", "content": t}
+                for n, t in enumerate(texts)
+            ],
+            user_id=user,
+            session_id=session,
+            timestamp=when,
+        )
+
+
+def test_evidence_reaches_a_session_no_hit_comes_from(tmp_path: Path, embedder: Embedder) -> None:
+    """A layer-3 question names one story while the facts that bear on it sit in another
+    session the ranked hits never reach: the best turn of each missed session anchors the
+    evidence pool (``session_anchor``), never the ranked turns."""
+    apartment = [
+        "I'm applying for the apartment on Riverside Drive; what credit score do you need?",
+        "We prefer a credit score of 700 or above, and we run a credit check.",
+        "My credit has always been good, I never missed a payment.",
+        "Sometimes a credit check shows accounts people never opened.",
+        "Could my credit report have accounts I don't know about?",
+        "It happens; check your credit report before applying.",
+    ]
+    rewards = [
+        "I'm calling about my rewards points balance.",
+        "I show a 20,000 point redemption in March sent to 8823 Maple Street.",
+        "I never lived on Maple Street and never redeemed those points.",
+        "That redemption was about $8,500 in gift cards.",
+    ]
+    with Memory(tmp_path / "m", embedder=embedder) as memory:
+        _calls(
+            memory,
+            "u",
+            [("apartment", "2024-03-08", apartment), ("rewards", "2024-05-02", rewards)],
+        )
+        assert memory.wait(timeout=120)
+        question = "Could someone have opened credit in my name? How bad is my credit situation?"
+        hits = memory.search(question, user_id="u", limit=4)
+        assert {h.session_id for h in hits} == {"apartment"}
+        assert not any("session_anchor" in h.explain for h in hits)  # search: never
+        context = memory.context(question, user_id="u", limit=4, budget_tokens=400)
+        assert "8823 Maple Street" in context.text and "$8,500" in context.text
+        assert all(h.session_id == "apartment" for h in context.items)  # ranked: the hits
+        reached = [h for h in context.window if h.session_id == "rewards"]
+        assert reached and all("evidence" in h.explain for h in reached)
+        hits_only = memory.context(question, user_id="u", limit=4, budget_tokens=400, window=0)
+        assert "Maple Street" not in hits_only.text  # window 0: the hits alone

@@ -321,6 +321,9 @@ class ContextBuilder:
     ) -> Context:
         user_id = request.user_id
         empty = Context(text="", items=[], tokens=0, budget_tokens=budget_tokens)
+        anchors = [hit for hit in hits if hit.explain.get("session_anchor")]
+        if anchors:  # they feed the evidence pool only, never the ranked turns
+            hits = [hit for hit in hits if not hit.explain.get("session_anchor")]
         if not hits:
             return self._profile_only(request, budget_tokens) or empty
         asked = hits[0].explain.get("query", {}).get("rewritten") or request.query
@@ -338,21 +341,27 @@ class ContextBuilder:
         about_user = bool(_ABOUT_USER.search(request.query))
         if about_user:  # "what do you know about me?": the whole current profile is the answer
             self._whole_profile(request, packer, terms, budget_tokens)
-        gathered = self._gather(request, hits) if window else None
+        gathered = self._gather(request, hits, anchors) if window else None
         placed = 0
+        held = False  # a turn met the cap: the turns after it wait for what evidence leaves
         for hit in _session_first(relevant):
             if hit.kind in FACT_KINDS:
                 if hit.id not in packer.seen:
                     packer.seen.add(hit.id)
                     if packer.add_line(packer.facts, FACTS_TITLE, fact_line_of(hit)):
                         packer.items.append(hit)
-            elif (hit is relevant[0] or not self._filler(hit, gathered)) and packer.add_turn(
-                self._turn(hit, terms, budget_tokens)
-            ):
+                continue
+            if held or hit.id in packer.seen:
+                continue
+            if hit is not relevant[0] and self._filler(hit, gathered):
+                continue
+            if packer.add_turn(self._turn(hit, terms, budget_tokens)):
                 placed += 1
                 if placed == UNCAPPED_TURNS and gathered is not None:  # the rest shares a cap
                     share = ranked_share(gathered.numeric)
                     packer.turn_cap = max(int(budget_tokens * share), RANKED_MIN)
+            elif packer.turn_cap is not None:
+                held = True
         self._later_tellings(request, packer, terms, budget_tokens)
         for line in self._linked(request, fact_hits, packer.seen, terms):
             packer.add_line(packer.linked, LINKED_TITLE, line)
@@ -369,6 +378,9 @@ class ContextBuilder:
         packer.turn_cap = None
         if gathered is not None:  # window 0: the hits alone, no neighbours, no evidence
             self._evidence(packer, gathered, hits, self._pointed(terms, rare))
+            for hit in _session_first(turns):  # what evidence left: the turns the cap held
+                if not self._filler(hit, gathered):
+                    packer.add_turn(self._turn(hit, terms, budget_tokens))
         profile_limit = packer.used + int(budget_tokens * PROFILE_SHARE)
         broad = bool(hits[0].explain.get("query", {}).get("broad"))
         for line in [] if about_user else self._profile(request, packer.seen, not broad):
@@ -607,10 +619,13 @@ class ContextBuilder:
     def _frozen_terms(self, text: str) -> frozenset[str]:
         return frozenset(self._analyzer.terms(text))
 
-    def _gather(self, request: SearchRequest, hits: Sequence[Hit]) -> _Gathered:
+    def _gather(
+        self, request: SearchRequest, hits: Sequence[Hit], anchors: Sequence[Hit] = ()
+    ) -> _Gathered:
         """The evidence pool: the turn hits and the turns around each session's best hit
-        (``EVIDENCE_RADIUS`` on each side, ``EVIDENCE_SESSIONS`` sessions), each with its
-        relevance, the turn said before each, and the pool's formulaic words."""
+        (``EVIDENCE_RADIUS`` on each side, ``EVIDENCE_SESSIONS`` sessions, those the hits
+        miss through their ``anchors``), each with its relevance, the turn said before each,
+        and the pool's formulaic words."""
         gathered = _Gathered()
         best = max(hits[0].score, 1e-9)
         turn_hits = [h for h in hits if h.kind not in FACT_KINDS and h.score > 0]
@@ -622,6 +637,8 @@ class ContextBuilder:
             if hit.id not in pooled:
                 pooled.add(hit.id)
                 gathered.pool.add(hit, hit.score / best)
+        for anchor in anchors:
+            session_best.setdefault(anchor.session_id, anchor)
         anchors = list(session_best.values())[:EVIDENCE_SESSIONS]
         around = self._neighbours(request.user_id, anchors, EVIDENCE_RADIUS) if anchors else {}
         order: dict[str, list[Hit]] = {}
@@ -629,12 +646,11 @@ class ContextBuilder:
             near_hits = around.get(anchor.id, [])
             self._restorer.hits(request.user_id, near_hits)
             share = NEIGHBOUR_RELEVANCE * anchor.score / best
-            for near in near_hits:
-                order.setdefault(near.session_id, []).append(near)
+            for near in [anchor, *near_hits]:
                 if near.id not in pooled:
                     pooled.add(near.id)
                     gathered.pool.add(near, share)
-            order.setdefault(anchor.session_id, []).append(anchor)
+            order.setdefault(anchor.session_id, []).extend([anchor, *near_hits])
         for turns in order.values():
             turns.sort(key=lambda h: (h.timestamp, _number(h.id)))
             for earlier, later in pairwise(turns):

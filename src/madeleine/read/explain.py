@@ -83,6 +83,7 @@ class Explain(TypedDict, total=False):
     fact_weight: float
     digest_weight: float  # a session digest's score share
     window_of: str
+    session_anchor: bool  # the best turn of a session the hits miss (context evidence only)
     evidence: float  # brought by the context's evidence packing: its sentences' value
     open_card: dict[str, Any]  # the open card of this turn, folded into it (id, statement)
     # knowledge-base hits

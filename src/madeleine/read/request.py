@@ -122,6 +122,9 @@ class SearchRequest:
     as_of: float | None = None
     include_history: bool = False
     include_archived: bool = False
+    # the context's evidence pool: also return the best turn of up to this many sessions
+    # the chosen hits miss, flagged ``session_anchor`` and after every hit (search: 0)
+    session_anchors: int = 0
 
 
 def build_request(

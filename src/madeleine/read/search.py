@@ -81,6 +81,7 @@ from madeleine.text.analyzer import Analyzer
 from madeleine.text.timeparse import from_epoch
 
 _RECENT_QUERIES = 256  # query embeddings kept (by exact text)
+ANCHOR_POOL = 2000  # the best rows session anchors are looked for among
 
 
 class SearchStore(EpisodeIndex, EventLog, Protocol):
@@ -222,11 +223,14 @@ class Searcher:
         hits: list[Hit] = []
         if query.rows.ids.size and passage:
             hits = self._passage_hits(query, started)
+        anchors = [hit for hit in hits if hit.explain.get("session_anchor")]
+        if anchors:  # past every hit, out of the merge's cut
+            hits = [hit for hit in hits if not hit.explain.get("session_anchor")]
         for channel in merged:
             hits = channel.merge(query, hits)
         if not merged and vector is not None:
             vector.cancel()
-        return hits
+        return hits + anchors
 
     def _turn_strengths(self, query: Query) -> RowStrengths | None:
         """Every row's strength and archive flag, computed once per query (the strength
@@ -333,8 +337,16 @@ class Searcher:
             settings.stages.diversity_penalty if diversify else 0.0,
             settings.stages.mmr_lambda if diversify else None,
         )
+        anchors = _session_anchors(scores.total, query.rows, chosen, request.session_anchors)
         timings["fusion"] = _ms(t0)
-        return self._hydrate(query, recalls, scores, applied, chosen, penalties, timings, started)
+        hits = self._hydrate(
+            query, recalls, scores, applied, chosen + anchors, penalties, timings, started
+        )
+        anchored = {f"ep_{int(query.rows.ids[row])}" for row in anchors}
+        for hit in hits:
+            if hit.id in anchored:
+                hit.explain["session_anchor"] = True
+        return hits
 
     def _hydrate(
         self,
@@ -532,6 +544,23 @@ def _select(
         if vectors is not None:
             closest = np.maximum(closest, vectors @ vectors[best])
     return chosen, penalties
+
+
+def _session_anchors(
+    total: npt.NDArray[np.float64], cache: UserRows, chosen: list[int], count: int
+) -> list[int]:
+    """The best row of each of up to ``count`` sessions none of ``chosen`` is from, best
+    first, among the ``ANCHOR_POOL`` best rows: where a context looks for evidence the
+    question does not name (the other sessions of a user's story)."""
+    if count <= 0 or not chosen:
+        return []
+    pool = top_positive(total, ANCHOR_POOL)
+    sessions = cache.session[pool]
+    _, first = np.unique(sessions, return_index=True)
+    first.sort()
+    taken = set(cache.session[np.asarray(chosen, dtype=np.int64)].tolist())
+    found = [int(pool[at]) for at in first if int(sessions[at]) not in taken]
+    return found[:count]
 
 
 def _rank_map(recall: Recall, chosen: list[int]) -> dict[int, ChannelEntry]:
