@@ -99,14 +99,15 @@ def _store_backend(
     import psycopg
 
     from madeleine import engine
-    from madeleine.store import is_postgres_url, open_store
+    from madeleine.store import open_store
+    from madeleine.store.backends import is_url
 
     url = request.getfixturevalue("pg_url")
     redis = _redis_if_any(request)
     schemas: set[str] = set()
 
     def on_postgres(directory: object, **options: object) -> object:
-        if is_postgres_url(directory):
+        if is_url(directory):
             return open_store(directory, **options)  # type: ignore[arg-type]
         schema = schema_for(directory)
         schemas.add(schema)

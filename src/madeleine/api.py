@@ -57,7 +57,7 @@ from madeleine.records import AddResult, Context, Hit
 from madeleine.shortterm.agent import AgentState
 from madeleine.shortterm.session import Session
 from madeleine.shortterm.summary import summarizer_for
-from madeleine.store import is_postgres_url
+from madeleine.store.backends import as_location
 from madeleine.store.records import MAX_ID, fact_number
 from madeleine.text.pii import policy_from
 from madeleine.text.timeparse import from_epoch
@@ -98,7 +98,7 @@ class Memory(LifecycleMethods, AuditMethods):
         self.settings = settings or Settings.from_env(dict(os.environ), **overrides)
         if path is None:
             path = self.settings.store.url or DEFAULT_PATH
-        self.path: Path | str = str(path) if is_postgres_url(path) else Path(path)
+        self.path: Path | str = as_location(path)
         if isinstance(self.path, Path) and self.path.exists() and not self.path.is_dir():
             raise ValueError(f"path must be a directory, but {self.path} is a file")
         if read_only is not None and not isinstance(read_only, bool):

@@ -22,7 +22,7 @@ from madeleine.inputs import parse_json
 from madeleine.kb import commands as kb_commands
 from madeleine.maintain import commands as maintain_commands
 from madeleine.server import commands as server_commands
-from madeleine.store import is_postgres_url
+from madeleine.store import backends
 from madeleine.write import commands as write_commands
 
 _ADD_CHUNK = 500
@@ -466,10 +466,10 @@ def _suite_run_options(command: argparse.ArgumentParser, misses: str) -> None:
 def _open(args: argparse.Namespace, *, create: bool = False, **options: Any) -> Memory:
     """The store in ``--data``. Only commands that write new memories create one: a typo in
     the path of ``search`` or ``stats`` must not leave an empty store behind."""
-    if is_postgres_url(args.data):
-        return Memory(args.data, **options)
-    data = Path(args.data)
-    if not create and not (data / "memory.db").is_file():
+    data = backends.as_location(args.data)
+    if isinstance(data, str):
+        return Memory(data, **options)
+    if not create and not backends.exists(data):
         raise FileNotFoundError(
             f"no memory store at {data} (add messages first, or point --data or "
             "MADELEINE_DATA at a store)"
@@ -732,19 +732,16 @@ def _bench_store(
     if url is None:
         yield workdir, {}
         return
-    if not is_postgres_url(url):
-        raise ValueError(f"--store takes a postgresql:// URL, got {url!r}")
+    backends.require_url(url, "--store")
     import uuid
 
     from cryptography.fernet import Fernet
-
-    from madeleine.store.postgres.tenants import drop_schema
 
     schema = f"bench_{uuid.uuid4().hex[:12]}"
     try:
         yield url, {"store_schema": schema, "vault_key": Fernet.generate_key().decode()}
     finally:
-        drop_schema(url, schema)
+        backends.drop_namespace(url, schema)
 
 
 def _cmd_bench_locomo(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ from madeleine import Memory
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
 from madeleine.embed.factory import load_embedder
-from madeleine.store import is_postgres_url
+from madeleine.store.backends import is_url
 
 
 def resident_bytes() -> int:
@@ -38,7 +38,7 @@ def anonymous_bytes() -> int:
 
 
 def open_store(location: str, prefix: str, cycle: int, embedder: Embedder | None) -> Memory:
-    if is_postgres_url(location):
+    if is_url(location):
         settings = Settings.from_env(dict(os.environ))
         settings.store.schema_name = f"{prefix}_{cycle}"
         return Memory(location, embedder=embedder, settings=settings)

@@ -49,7 +49,7 @@ from typing import Any
 from madeleine.api import Memory
 from madeleine.bench.locomo import load_locomo, parse_evidence
 from madeleine.config import Settings
-from madeleine.store import is_postgres_url
+from madeleine.store.backends import is_url
 from madeleine.text.analyzer import MultilingualAnalyzer
 from madeleine.text.timeparse import parse_timestamp
 
@@ -529,7 +529,7 @@ def run_speaker(memory: Memory, dialogue: Dialogue, speaker: str) -> SpeakerRun:
 def _locations(location: Path | str | None) -> Iterator[Callable[[str], Path | str]]:
     """Where each fresh store goes: a directory per store under ``location`` (or a temporary
     directory, removed afterwards); on PostgreSQL the same schema, one user per store."""
-    if isinstance(location, str) and is_postgres_url(location):
+    if isinstance(location, str) and is_url(location):
         url = location
         yield lambda name: url
         return

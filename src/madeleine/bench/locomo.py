@@ -18,7 +18,7 @@ from typing import Any
 
 from madeleine.api import Memory
 from madeleine.bench.metrics import ndcg_at, percentile, recall_at, session_recall
-from madeleine.store import is_postgres_url
+from madeleine.store.backends import is_url
 from madeleine.text.timeparse import parse_timestamp
 
 CATEGORY_NAMES = {
@@ -284,7 +284,7 @@ def run_locomo_variants(
     if not corpus:
         raise ValueError("no LoCoMo conversations selected")
     workdir: Path | str
-    if isinstance(data_dir, str) and is_postgres_url(data_dir):
+    if isinstance(data_dir, str) and is_url(data_dir):
         workdir = data_dir
     else:
         workdir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="madeleine-locomo-"))

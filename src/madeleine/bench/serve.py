@@ -28,7 +28,7 @@ import httpx
 import numpy as np
 
 from madeleine.bench.scale.synthetic import SyntheticUser, generate_user
-from madeleine.store import is_postgres_url
+from madeleine.store.backends import drop_namespace, namespaces, require_url
 
 Progress = Callable[[str, int], None]
 
@@ -225,8 +225,8 @@ def run_serve(
         raise ValueError(f"index_workers must be 0 or more, got {index_workers}")
     if not 0.0 <= write_share <= 1.0:
         raise ValueError(f"write_share must be from 0 to 1, got {write_share}")
-    if store is not None and not is_postgres_url(store):
-        raise ValueError(f"--store takes a postgresql:// URL, got {store!r}")
+    if store is not None:
+        require_url(store, "--store")
     report = progress or (lambda stage, n: None)
     people = [
         generate_user(turns_per_user, seed=seed, queries=50, pool_size=200) for seed in range(users)
@@ -361,10 +361,8 @@ class _Deployment:
 
     def clean_up(self) -> None:
         if self.store is not None:
-            from madeleine.store.postgres.tenants import drop_schema, tenant_schemas
-
-            for schema in tenant_schemas(self.store, self.schema):
-                drop_schema(self.store, schema)
+            for schema in namespaces(self.store, self.schema):
+                drop_namespace(self.store, schema)
         if self.redis is not None:
             from madeleine.store.redis import connect
 

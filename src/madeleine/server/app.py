@@ -59,7 +59,7 @@ from madeleine.server.schemas import (
 )
 from madeleine.server.tenants import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_OPEN, Tenants
 from madeleine.shortterm.agent import AgentState, ConcurrentUpdateError
-from madeleine.store import is_postgres_url
+from madeleine.store.backends import is_url
 from madeleine.store.private import private_directory
 
 log = logging.getLogger("madeleine.server")
@@ -102,7 +102,7 @@ class ServerSettings(BaseSettings):
         ``store.pool_size`` connections each, at least 4."""
         if self.max_open_tenants is not None:
             return self.max_open_tenants
-        if is_postgres_url(settings.store.url):
+        if is_url(settings.store.url):  # a server's store: each holds a connection pool
             return max(4, POSTGRES_CONNECTIONS // settings.store.pool_size)
         return DEFAULT_MAX_OPEN
 

@@ -33,7 +33,7 @@ from madeleine.api import Memory
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
 from madeleine.server.keys import require_tenant
-from madeleine.store import is_postgres_url
+from madeleine.store.backends import is_url
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class Tenants:
 
     def known(self) -> list[str]:
         """Tenants with a store on disk, opened or not (with PostgreSQL: open ones)."""
-        if is_postgres_url(self._settings.store.url):
+        if is_url(self._settings.store.url):
             with self._lock:
                 return sorted(self._open)
         if not self._root.is_dir():
@@ -251,7 +251,7 @@ class Tenants:
 
     def _open_store(self, tenant: str) -> Memory:
         url = self._settings.store.url
-        if is_postgres_url(url):
+        if is_url(url):  # one namespace (schema) per tenant in the server's database
             settings = self._settings.model_copy(deep=True)
             settings.store.schema_name = tenant_schema(self._settings.store.schema_name, tenant)
             return Memory(url, embedder=self._embedder, settings=settings)

@@ -23,7 +23,7 @@ from madeleine.config import Settings
 from madeleine.embed.base import Embedder
 from madeleine.embed.factory import load_embedder, share_cores_with_other_processes
 from madeleine.engine import job_signal
-from madeleine.store import is_postgres_url
+from madeleine.store import backends
 from madeleine.store.ports import JobSignal
 
 log = logging.getLogger(__name__)
@@ -52,13 +52,10 @@ def register(commands: Any) -> None:
 def location(args: argparse.Namespace, settings: Settings) -> str | Path:
     """``--data``: a postgresql:// URL or a directory (its default is $MADELEINE_DATA, then
     $MADELEINE_STORE)."""
-    data = str(args.data)
-    return data if is_postgres_url(data) else Path(data)
+    return backends.as_location(str(args.data))
 
 
 def _cmd_migrate(args: argparse.Namespace) -> int:
-    from madeleine.store.postgres.migrations import migrate, migrations
-
     settings = Settings.from_env(dict(os.environ))
     where = location(args, settings)
     if not isinstance(where, str):
@@ -66,14 +63,10 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
         return 0
     schemas = [settings.store.schema_name]
     if args.tenants:
-        from madeleine.store.postgres.tenants import tenant_schemas
-
-        schemas += tenant_schemas(where, settings.store.schema_name)
-    latest = len(migrations())
+        schemas += backends.namespaces(where, settings.store.schema_name)
     for schema in schemas:
-        applied = migrate(where, schema)
-        names = ", ".join(f"{m.version:04d}_{m.name}" for m in applied) or "nothing to apply"
-        print(f"{schema}: {names} (now at {latest})")
+        applied, latest = backends.migrate(where, schema)
+        print(f"{schema}: {', '.join(applied) or 'nothing to apply'} (now at {latest})")
     return 0
 
 
@@ -159,11 +152,9 @@ def _stores(
     if not tenants:
         return {str(where): partial(_open_quiet, where, settings, embedder)}
     if isinstance(where, str):
-        from madeleine.store.postgres.tenants import tenant_schemas
-
         return {
             schema: partial(_open_quiet, where, settings, embedder, schema)
-            for schema in tenant_schemas(where, settings.store.schema_name)
+            for schema in backends.namespaces(where, settings.store.schema_name)
         }
     root = Path(where) / "tenants"
     found = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []

@@ -253,11 +253,9 @@ class _PostgresTarget:
     manifest (written last) says the build finished."""
 
     def __init__(self, url: str, manifest: dict[str, Any]) -> None:
-        from madeleine.store import is_postgres_url
+        from madeleine.store.backends import require_url
 
-        if not is_postgres_url(url):
-            raise ValueError(f"--store takes a postgresql:// URL, got {url!r}")
-        self.url = url
+        self.url = require_url(url, "--store")
         self.manifest = manifest
         digest = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).digest()
         self.schema = f"scale_{digest.hex()[:10]}"
@@ -327,16 +325,16 @@ def _scratch_ingest(
     """The real-path ingest in a throwaway store (the reused store already holds the turns),
     on the same backend."""
     if postgres is not None:
-        from madeleine.store.postgres.tenants import drop_schema
+        from madeleine.store.backends import drop_namespace
 
         scratch_schema = postgres.schema + "_real"
-        drop_schema(postgres.url, scratch_schema)
+        drop_namespace(postgres.url, scratch_schema)
         scoped = options | postgres.options(scratch_schema)
         try:
             with Memory(postgres.url, embedder=pooled, **scoped) as memory:
                 return _ingest(memory, turns, "real", report)
         finally:
-            drop_schema(postgres.url, scratch_schema)
+            drop_namespace(postgres.url, scratch_schema)
     scratch = Path(tempfile.mkdtemp(prefix="madeleine-scale-real-"))
     try:
         with Memory(scratch, embedder=pooled, **options) as memory:

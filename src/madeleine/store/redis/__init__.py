@@ -6,7 +6,10 @@ too."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from madeleine.store.ports import Store
 
 
 def connect(url: str) -> Any:
@@ -46,3 +49,31 @@ def _safe(url: str) -> str:
         return url
     scheme, _, _credentials = head.partition("://")
     return f"{scheme}://…@{tail}"
+
+
+def attach(
+    store: Store,
+    url: str | None,
+    prefix: str,
+    identity: str,
+    readable: str,
+    shared_cache: bool = False,
+) -> Store:
+    """Short-term memory in Redis at ``url`` (when set) for this store; with
+    ``shared_cache`` (PostgreSQL: the embedded store reads its own file faster than Redis)
+    the read path's second cache level too. The client closes with the store."""
+    if not url:
+        return store
+    from madeleine.store.redis.cache import RedisCache
+    from madeleine.store.redis.short_term import RedisShortTerm
+
+    try:
+        client = connect(url)
+    except Exception:
+        store.close()
+        raise
+    keys = namespace(prefix, identity, readable)
+    store.short_term = RedisShortTerm(client, keys)
+    if shared_cache:
+        store.cache = RedisCache(client, keys)
+    return store
