@@ -28,6 +28,7 @@ from madeleine.read.request import TimeBound
 from madeleine.records import AddResult, Context, Hit
 from madeleine.shortterm.agent import AgentState
 from madeleine.shortterm.session import Session
+from madeleine.store.audit_rows import AuditEntry, AuditQuery
 from madeleine.store.records import LifecycleEntry
 from madeleine.text.tokens import TokenCounter
 
@@ -267,17 +268,23 @@ class AsyncMemory:
         )
 
     async def lifecycle(
-        self, item_id: str, *, user_id: str, now: float | None = None
+        self, item_id: str, *, user_id: str, now: TimeBound = None
     ) -> ItemLifecycle:
         return await asyncio.to_thread(self._memory.lifecycle, item_id, user_id=user_id, now=now)
 
-    async def consolidate(self, user_id: str, *, now: float | None = None) -> MaintenanceReport:
+    async def consolidate(self, user_id: str, *, now: TimeBound = None) -> MaintenanceReport:
         return await asyncio.to_thread(self._memory.consolidate, user_id, now=now)
 
     async def maintain(
-        self, user_ids: Sequence[str] | None = None, *, now: float | None = None
+        self, user_ids: Sequence[str] | None = None, *, now: TimeBound = None
     ) -> list[MaintenanceReport]:
         return await asyncio.to_thread(self._memory.maintain, user_ids, now=now)
+
+    async def record_audit(self, entry: AuditEntry) -> int:
+        return await asyncio.to_thread(self._memory.record_audit, entry)
+
+    async def audit_log(self, query: AuditQuery | None = None) -> list[AuditEntry]:
+        return await asyncio.to_thread(self._memory.audit_log, query)
 
     async def undo(self, run: str, *, user_id: str) -> list[LifecycleEntry]:
         return await asyncio.to_thread(self._memory.undo, run, user_id=user_id)

@@ -10,11 +10,20 @@ _LIFECYCLE = {"close"}  # async too, but with no arguments to compare beyond sel
 
 
 def _public(cls: type) -> dict[str, object]:
-    return {
-        name: member
-        for name, member in vars(cls).items()
-        if not name.startswith("_") and callable(member)
-    }
+    """Every public method a caller reaches on ``cls``, wherever in its hierarchy it is
+    defined (``Memory``'s lifecycle and audit methods live in mixins)."""
+    found: dict[str, object] = {}
+    for klass in cls.__mro__:
+        if klass is object:
+            continue
+        for name, member in vars(klass).items():
+            if not name.startswith("_") and callable(member):
+                found.setdefault(name, member)
+    return found
+
+
+def test_the_surface_walk_sees_the_mixins() -> None:
+    assert {"lifecycle", "consolidate", "maintain", "audit_log"} <= set(_public(Memory))
 
 
 def test_async_memory_covers_every_public_method_with_the_same_signature() -> None:

@@ -11,7 +11,11 @@ from madeleine.client import calls
 from madeleine.client.calls import Moment, T
 from madeleine.client.remote import RemoteAgent, RemoteSession
 from madeleine.facts.cards import Card
+from madeleine.maintain.consolidate import MaintenanceReport
+from madeleine.maintain.lifecycle import ItemLifecycle
+from madeleine.maintain.timeline import Timeline
 from madeleine.records import AddResult, Context, Hit
+from madeleine.store.records import LifecycleEntry
 
 _TIMEOUT = httpx.Timeout(120.0, connect=10.0)
 
@@ -194,6 +198,66 @@ class AsyncClient:
 
     async def stats(self) -> dict[str, Any]:
         return await self._run(calls.stats())
+
+    # -- lifecycle (write scope for changes; the same results as Memory's) ---------------
+
+    async def archive(self, item_id: str, *, user_id: str, reason: str = "by request") -> bool:
+        return await self._run(calls.archive(item_id, user_id, reason))
+
+    async def restore(self, item_id: str, *, user_id: str) -> bool:
+        return await self._run(calls.restore(item_id, user_id))
+
+    async def pin(self, item_id: str, *, user_id: str) -> bool:
+        return await self._run(calls.pin(item_id, user_id))
+
+    async def unpin(self, item_id: str, *, user_id: str) -> bool:
+        return await self._run(calls.unpin(item_id, user_id))
+
+    async def set_importance(self, item_id: str, importance: float, *, user_id: str) -> bool:
+        return await self._run(calls.set_importance(item_id, importance, user_id))
+
+    async def lifecycle(self, item_id: str, *, user_id: str, now: Moment = None) -> ItemLifecycle:
+        """The server answers for its own moment; ``now`` is accepted for the same
+        signature as ``Memory.lifecycle`` and must be None."""
+        if now is not None:
+            raise ValueError("a remote store reads an item's lifecycle at the server's moment")
+        return await self._run(calls.lifecycle(item_id, user_id))
+
+    async def consolidate(self, user_id: str, *, now: Moment = None) -> MaintenanceReport:
+        return (await self._run(calls.maintain(user_id, now)))[0]
+
+    async def maintain(
+        self, user_ids: Sequence[str] | None = None, *, now: Moment = None
+    ) -> list[MaintenanceReport]:
+        if user_ids is None:
+            return await self._run(calls.maintain(None, now))
+        if isinstance(user_ids, str):
+            raise TypeError("user_ids must be a list of user ids or None, not one str")
+        reports: list[MaintenanceReport] = []
+        for user_id in user_ids:
+            found: list[MaintenanceReport] = await self._run(calls.maintain(user_id, now))
+            reports.extend(found)
+        return reports
+
+    async def undo(self, run: str, *, user_id: str) -> list[LifecycleEntry]:
+        return await self._run(calls.undo(run, user_id))
+
+    async def lifecycle_log(
+        self, user_id: str, *, run: str | None = None, limit: int = 100
+    ) -> list[LifecycleEntry]:
+        return await self._run(calls.lifecycle_log(user_id, run, limit))
+
+    async def timeline(
+        self,
+        user_id: str,
+        query: str | None = None,
+        *,
+        start: Moment = None,
+        end: Moment = None,
+        include_archived: bool = False,
+        limit: int = 1000,
+    ) -> Timeline:
+        return await self._run(calls.timeline(user_id, query, start, end, include_archived, limit))
 
     # -- key administration (an admin or operator key) ------------------------------------
 

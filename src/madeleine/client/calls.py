@@ -20,9 +20,13 @@ from madeleine.errors import (
     StoreReadOnlyError,
 )
 from madeleine.facts.cards import Card
+from madeleine.maintain.consolidate import Change, MaintenanceReport
+from madeleine.maintain.lifecycle import ItemLifecycle
+from madeleine.maintain.timeline import Timeline, TimelineGroup, TimelineItem
 from madeleine.records import AddResult, Context, Hit
 from madeleine.shortterm.agent import ConcurrentUpdateError
 from madeleine.shortterm.session import Window
+from madeleine.store.records import LifecycleEntry
 
 Moment = datetime | str | float | None
 T = TypeVar("T")
@@ -271,6 +275,117 @@ def export_user(user_id: str) -> Call[dict[str, Any]]:
 
 def stats() -> Call[dict[str, Any]]:
     return Call("GET", "/v1/stats", lambda d: d)
+
+
+# -- lifecycle: archive, pins, importance, maintenance and its undo, timelines ------------
+
+
+def _changed(data: dict[str, Any]) -> bool:
+    return bool(data["changed"])
+
+
+def _item_call(verb: str, item_id: str, body: dict[str, Any], method: str = "POST") -> Call[bool]:
+    return Call(method, f"/v1/memories/{_segment(item_id)}/{verb}", _changed, json=body)
+
+
+def archive(item_id: str, user_id: str, reason: str) -> Call[bool]:
+    return _item_call("archive", item_id, {"user_id": user_id, "reason": reason})
+
+
+def restore(item_id: str, user_id: str) -> Call[bool]:
+    return _item_call("restore", item_id, {"user_id": user_id})
+
+
+def pin(item_id: str, user_id: str) -> Call[bool]:
+    return _item_call("pin", item_id, {"user_id": user_id})
+
+
+def unpin(item_id: str, user_id: str) -> Call[bool]:
+    return _item_call("unpin", item_id, {"user_id": user_id})
+
+
+def set_importance(item_id: str, importance: float, user_id: str) -> Call[bool]:
+    body = {"user_id": user_id, "importance": importance}
+    return _item_call("importance", item_id, body, method="PUT")
+
+
+def lifecycle(item_id: str, user_id: str) -> Call[ItemLifecycle]:
+    path = f"/v1/memories/{_segment(item_id)}/lifecycle"
+    return Call("GET", path, lambda d: ItemLifecycle(**d), params={"user_id": user_id})
+
+
+def _report(data: dict[str, Any]) -> MaintenanceReport:
+    return MaintenanceReport(
+        run=data["run"],
+        user_id=data["user_id"],
+        changes=[Change(c["action"], c["item"], dict(c["detail"])) for c in data["changes"]],
+        before=dict(data["before"]),
+        after=dict(data["after"]),
+        seconds=float(data["seconds"]),
+        llm_calls=int(data["llm_calls"]),
+        notes=list(data["notes"]),
+    )
+
+
+def maintain(user_id: str | None, now: Moment) -> Call[list[MaintenanceReport]]:
+    body = {"user_id": user_id, "now": jsonable(now)}
+    return Call("POST", "/v1/maintain", lambda d: [_report(r) for r in d["reports"]], json=body)
+
+
+def _entries(rows: list[dict[str, Any]]) -> list[LifecycleEntry]:
+    return [LifecycleEntry(**row) for row in rows]
+
+
+def undo(run: str, user_id: str) -> Call[list[LifecycleEntry]]:
+    body = {"user_id": user_id, "run": run}
+    return Call("POST", "/v1/undo", lambda d: _entries(d["undone"]), json=body)
+
+
+def lifecycle_log(user_id: str, run: str | None, limit: int) -> Call[list[LifecycleEntry]]:
+    params = _query({"user_id": user_id, "run": run, "limit": limit})
+    return Call("GET", "/v1/lifecycle-log", lambda d: _entries(d["entries"]), params=params)
+
+
+def _timeline(data: dict[str, Any]) -> Timeline:
+    items = [
+        TimelineItem(**{**row, "timestamp": datetime.fromisoformat(row["timestamp"])})
+        for row in data["items"]
+    ]
+    by_id = {item.id: item for item in items}
+    groups = [
+        TimelineGroup(g["day"], g["session_id"], [by_id[i] for i in g["items"] if i in by_id])
+        for g in data["groups"]
+    ]
+    return Timeline(
+        user_id=data["user_id"],
+        items=items,
+        groups=groups,
+        narrative=data["narrative"],
+        truncated=bool(data["truncated"]),
+        llm=bool(data["llm"]),
+        query=data["query"],
+    )
+
+
+def timeline(
+    user_id: str,
+    query: str | None,
+    start: Moment,
+    end: Moment,
+    include_archived: bool,
+    limit: int,
+) -> Call[Timeline]:
+    params = _query(
+        {
+            "user_id": user_id,
+            "query": query,
+            "start": start,
+            "end": end,
+            "include_archived": include_archived,
+            "limit": limit,
+        }
+    )
+    return Call("GET", "/v1/timeline", _timeline, params=params)
 
 
 def _segment(value: str) -> str:

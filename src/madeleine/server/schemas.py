@@ -219,7 +219,7 @@ class ImportanceBody(_Body):
 
 class MaintainBody(_Body):
     user_id: StrictStr | None = None  # None: every user of the tenant
-    now: StrictFloat | StrictInt | None = None
+    now: StrictFloat | StrictInt | StrictStr | None = None  # epoch seconds or ISO 8601
 
 
 class UndoBody(_Body):
