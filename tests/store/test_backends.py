@@ -108,3 +108,13 @@ def test_nothing_outside_the_store_imports_a_backend() -> None:
             if module.startswith(("madeleine.store.sqlite", "madeleine.store.postgres")):
                 offenders.append(f"{path.relative_to(SOURCE)}: {module}")
     assert not offenders, offenders
+
+
+def test_a_tenant_namespace_is_readable_and_tells_names_apart() -> None:
+    url = "postgresql://me@db/memory"
+    acme, upper = (backends.tenant_namespace(url, "madeleine", t) for t in ("acme", "ACME"))
+    assert acme.startswith("madeleine_acme_") and upper.startswith("madeleine_acme_")
+    assert acme != upper  # the hash of the exact name
+    assert backends.tenant_namespace(url, "madeleine", "acme") == acme  # stable
+    with pytest.raises(ValueError, match="takes a store URL"):
+        backends.tenant_namespace("/srv/data", "madeleine", "acme")

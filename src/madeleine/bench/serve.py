@@ -28,7 +28,7 @@ import httpx
 import numpy as np
 
 from madeleine.bench.scale.synthetic import SyntheticUser, generate_user
-from madeleine.store.backends import drop_namespace, namespaces, require_url
+from madeleine.store.backends import drop_namespace, namespaces, require_url, tenant_namespace
 
 Progress = Callable[[str, int], None]
 
@@ -319,13 +319,12 @@ class _Deployment:
 
     def open(self) -> Any:
         from madeleine.api import Memory
-        from madeleine.server.tenants import tenant_schema
 
         if self.store is None:
             return Memory(self.data / "tenants" / "bench", background=False)
         return Memory(
             self.store,
-            store_schema=tenant_schema(self.schema, "bench"),
+            store_schema=tenant_namespace(self.store, self.schema, "bench"),
             vault_key=self.vault_key,
             background=False,
         )

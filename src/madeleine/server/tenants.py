@@ -18,9 +18,7 @@ reopens on its next request (its data is on disk; only caches are lost)."""
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import logging
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -33,7 +31,7 @@ from madeleine.api import Memory
 from madeleine.config import Settings
 from madeleine.embed.base import Embedder
 from madeleine.server.keys import require_tenant
-from madeleine.store.backends import is_url
+from madeleine.store.backends import is_url, tenant_namespace
 
 log = logging.getLogger(__name__)
 
@@ -251,16 +249,8 @@ class Tenants:
 
     def _open_store(self, tenant: str) -> Memory:
         url = self._settings.store.url
-        if is_url(url):  # one namespace (schema) per tenant in the server's database
+        if url is not None and is_url(url):  # a namespace (schema) per tenant in its database
             settings = self._settings.model_copy(deep=True)
-            settings.store.schema_name = tenant_schema(self._settings.store.schema_name, tenant)
+            settings.store.schema_name = tenant_namespace(url, settings.store.schema_name, tenant)
             return Memory(url, embedder=self._embedder, settings=settings)
         return Memory(self._root / tenant, embedder=self._embedder, settings=self._settings)
-
-
-def tenant_schema(base: str, tenant: str) -> str:
-    """The PostgreSQL schema of a tenant: readable, and distinct for names that differ only
-    in case or punctuation (a short hash of the exact name)."""
-    slug = re.sub(r"[^a-z0-9_]", "_", tenant.lower())[:40]
-    digest = hashlib.sha256(tenant.encode("utf-8")).hexdigest()[:8]
-    return f"{base[:12]}_{slug}_{digest}"

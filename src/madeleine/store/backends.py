@@ -84,6 +84,11 @@ def migrate(url: str, namespace: str) -> tuple[list[str], int]:
     return list(applied), int(latest)
 
 
+def tenant_namespace(url: str, base: str, tenant: str) -> str:
+    """The namespace (schema) a server keeps ``tenant``'s store in, beside ``base``."""
+    return str(_url_backend(url).tenant_namespace(base, tenant))
+
+
 def require_url(location: object, option: str) -> str:
     if not is_url(location):
         schemes = ", ".join(s for b in REGISTRY for s in b.schemes)

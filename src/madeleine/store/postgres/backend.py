@@ -3,6 +3,8 @@ server's tenants, migrations, scratch schemas to drop."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +95,11 @@ def _identity(url: str, schema: str) -> str:
 
     parts = conninfo_to_dict(url)
     return f"{parts.get('host', '')}:{parts.get('port', '')}/{parts.get('dbname', '')}/{schema}"
+
+
+def tenant_namespace(base: str, tenant: str) -> str:
+    """The PostgreSQL schema of a tenant: readable, and distinct for names that differ only
+    in case or punctuation (a short hash of the exact name)."""
+    slug = re.sub(r"[^a-z0-9_]", "_", tenant.lower())[:40]
+    digest = hashlib.sha256(tenant.encode("utf-8")).hexdigest()[:8]
+    return f"{base[:12]}_{slug}_{digest}"
