@@ -13,7 +13,7 @@ from madeleine.facts.cards import Card
 from madeleine.inputs import require_id, require_short_text
 from madeleine.maintain.consolidate import MaintenanceReport
 from madeleine.maintain.lifecycle import ItemLifecycle
-from madeleine.maintain.timeline import Timeline, build_timeline
+from madeleine.maintain.timeline import Timeline, build_timeline, restored_timeline
 from madeleine.read.request import TimeBound, epoch_of, require_limit
 from madeleine.store.records import LifecycleEntry
 from madeleine.text.pii import policy_from
@@ -166,7 +166,7 @@ class LifecycleMethods:
         if query is not None:
             only = self._timeline_matches(engine, user_id, query, low, high, include_archived)
         with engine.store.reading():
-            return build_timeline(
+            timeline = build_timeline(
                 engine.store,
                 user_id,
                 start=low,
@@ -177,6 +177,9 @@ class LifecycleMethods:
                 llm=engine.llm,
                 query=query,
             )
+            # built (and narrated, perhaps by an LLM) on vault placeholders; the owner reads
+            # the values, as facts() and search() give them
+            return restored_timeline(timeline, lambda text: engine.restorer.text(user_id, text))
 
     def _timeline_matches(
         self,

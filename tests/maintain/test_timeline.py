@@ -97,17 +97,21 @@ def test_an_unknown_user_has_an_empty_timeline(mem: Memory) -> None:
     assert timeline.narrative == "Nothing happened in this period."
 
 
-def test_with_an_llm_the_narrative_is_the_models_and_falls_back_on_failure(
-    tmp_path: Path, fake_llm: FakeLLM
-) -> None:
-    memory = Memory(
-        tmp_path / "l",
+def _with_llm(where: Path, fake_llm: FakeLLM) -> Memory:
+    return Memory(
+        where,
         embedder=HashingEmbedder(dim=256),
         background=False,
         llm_base_url=fake_llm.base_url,
         llm_model="m",
         llm_max_retries=0,
     )
+
+
+def test_with_an_llm_the_narrative_is_the_models_and_falls_back_on_failure(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    memory = _with_llm(tmp_path / "l", fake_llm)
     try:
         fake_llm.script(*[500] * 20)  # the write path's extraction calls fail: rules take over
         moved(memory)
@@ -151,3 +155,30 @@ def test_turns_said_at_one_moment_keep_the_order_they_were_said(mem: Memory) -> 
     assert mem.wait(30)
     said = [i.text for i in mem.timeline("u").items if i.kind == "turn"]
     assert said == [f"user: Note number {n} about the garden." for n in range(12)]
+
+
+def test_the_owner_reads_vaulted_values_and_the_llm_never_does(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """Found trying the lifecycle as a newcomer: the narrative said "The user's gym number is
+    [pii:loyalty_number:…]" while facts() said GX-4471. The timeline is built and narrated
+    on placeholders, then restored for its owner."""
+    said = "My gym membership number is GX-4471 and it renews March 3rd."
+    with Memory(tmp_path / "m", embedder=HashingEmbedder(dim=256), background=False) as mem:
+        mem.add([{"role": "user", "content": said, "timestamp": T0}], user_id="u")
+        mem.index_pending()
+        told = mem.timeline("u")
+        assert "GX-4471" in told.narrative and "[pii:" not in told.narrative
+        assert all("[pii:" not in item.text for item in told.items)
+        assert any("GX-4471" in item.text for g in told.groups for item in g.items)
+    memory = _with_llm(tmp_path / "l", fake_llm)
+    try:
+        fake_llm.script(*[500] * 20)  # extraction falls back on the rules
+        memory.add([{"role": "user", "content": said, "timestamp": T0}], user_id="u")
+        memory.index_pending()
+        fake_llm.clear()
+        fake_llm.script({"narrative": "Joined a gym."})
+        memory.timeline("u")
+        assert "GX-4471" not in str(fake_llm.requests)
+    finally:
+        memory.close()

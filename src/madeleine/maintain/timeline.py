@@ -5,8 +5,8 @@ written by the LLM when one is configured, the heuristic one when it fails)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -242,3 +242,12 @@ def _number(item_id: str) -> int:
     """``ep_10`` after ``ep_6``: ids are numbered in the order things were written."""
     digits = item_id.rpartition("_")[2]
     return int(digits) if digits.isdigit() else 0
+
+
+def restored_timeline(timeline: Timeline, restore: Callable[[str], str]) -> Timeline:
+    """The same timeline with every item's text and the narrative passed through
+    ``restore`` (vaulted values back for their owner)."""
+    items = [replace(item, text=restore(item.text)) for item in timeline.items]
+    by_id = {item.id: item for item in items}
+    groups = [replace(g, items=[by_id[i.id] for i in g.items]) for g in timeline.groups]
+    return replace(timeline, items=items, groups=groups, narrative=restore(timeline.narrative))
