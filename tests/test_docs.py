@@ -41,3 +41,17 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     exec(compile(example.group(1), "README.md", "exec"), {})
     if BACKEND == "sqlite":  # on PostgreSQL the tests keep ./memory-data in a schema
         assert (tmp_path / "memory-data" / "memory.db").exists()
+
+
+def test_the_architecture_names_every_module() -> None:
+    """docs/architecture.md's module index holds every module of the package (issue 33): a
+    new module is named there, with what it is for, in the commit that adds it."""
+    root = README.parent
+    text = (root / "docs" / "architecture.md").read_text(encoding="utf-8")
+    package = root / "src" / "madeleine"
+    missing = [
+        path.relative_to(package).as_posix()
+        for path in sorted(package.rglob("*.py"))
+        if f"`{path.relative_to(package).as_posix()}`" not in text
+    ]
+    assert not missing, f"docs/architecture.md does not name {missing}"
