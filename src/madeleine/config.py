@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Mapping
-from typing import Annotated, Any, Literal, NamedTuple, TypeVar, cast
+from typing import Annotated, Any, Literal, NamedTuple, TypeVar, cast, get_args
 
 from pydantic import (
     BaseModel,
@@ -29,6 +29,7 @@ from pydantic_settings import (
 )
 
 from madeleine.inputs import SETTING, parse_json, require_json_object
+from madeleine.read.explain import FusionName
 from madeleine.text.pii import policy_from
 
 ENV_PREFIX = "MADELEINE_"
@@ -184,8 +185,10 @@ class FusionSettings(BaseModel):
     @field_validator("method")
     @classmethod
     def _known_fusion(cls, value: str) -> str:
-        if value not in {"weighted", "rrf"}:
-            raise ValueError(f"fusion must be 'weighted' or 'rrf', got {value!r}")
+        known = get_args(FusionName)
+        if value not in known:
+            named = " or ".join(repr(name) for name in known)
+            raise ValueError(f"fusion must be {named}, got {value!r}")
         return value
 
 

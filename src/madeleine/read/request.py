@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import get_args
 
 from madeleine.inputs import require_id, require_text
 from madeleine.read.explain import FusionName
@@ -18,7 +19,7 @@ _MAX_QUERY_CHARS = 10_000
 
 CHANNELS = ("dense", "bm25", "graph", "facts")
 PASSAGE_CHANNELS = ("dense", "bm25", "graph")
-FUSIONS: tuple[FusionName, ...] = ("weighted", "rrf")
+FUSIONS: tuple[FusionName, ...] = get_args(FusionName)  # one list: the Literal
 STAGE_NAMES = (
     "recipe",
     "fusion",
