@@ -20,7 +20,7 @@ from cryptography.fernet import Fernet
 from madeleine import Memory
 from madeleine.bench.serve import free_port, start_server
 from madeleine.embed.base import Embedder
-from madeleine.store.postgres.backend import tenant_namespace as tenant_schema
+from madeleine.store.postgres.tenants import tenant_namespace as tenant_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 

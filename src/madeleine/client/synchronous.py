@@ -218,7 +218,7 @@ class Client:
         return self._run(calls.lifecycle(item_id, user_id))
 
     def consolidate(self, user_id: str, *, now: Moment = None) -> MaintenanceReport:
-        return (self._run(calls.maintain(user_id, now)))[0]
+        return self._run(calls.maintain(user_id, now))[0]
 
     def maintain(
         self, user_ids: Sequence[str] | None = None, *, now: Moment = None

@@ -3,14 +3,14 @@ server's tenants, migrations, scratch schemas to drop."""
 
 from __future__ import annotations
 
-import hashlib
-import re
 from pathlib import Path
 from typing import Any
 
 from madeleine.store.backends import backend_of
 from madeleine.store.crypto import load_key
 from madeleine.store.ports import Store
+from madeleine.store.postgres.tenants import drop_schema, tenant_schemas
+from madeleine.store.postgres.tenants import tenant_namespace as tenant_namespace  # the backend's
 from madeleine.store.redis import attach
 
 
@@ -69,14 +69,10 @@ def exists(location: str | Path) -> bool:
 
 
 def namespaces(url: str, base: str) -> list[str]:
-    from madeleine.store.postgres.tenants import tenant_schemas
-
     return tenant_schemas(url, base)
 
 
 def drop(url: str, namespace: str) -> None:
-    from madeleine.store.postgres.tenants import drop_schema
-
     drop_schema(url, namespace)
 
 
@@ -95,11 +91,3 @@ def _identity(url: str, schema: str) -> str:
 
     parts = conninfo_to_dict(url)
     return f"{parts.get('host', '')}:{parts.get('port', '')}/{parts.get('dbname', '')}/{schema}"
-
-
-def tenant_namespace(base: str, tenant: str) -> str:
-    """The PostgreSQL schema of a tenant: readable, and distinct for names that differ only
-    in case or punctuation (a short hash of the exact name)."""
-    slug = re.sub(r"[^a-z0-9_]", "_", tenant.lower())[:40]
-    digest = hashlib.sha256(tenant.encode("utf-8")).hexdigest()[:8]
-    return f"{base[:12]}_{slug}_{digest}"
